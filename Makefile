@@ -1,0 +1,92 @@
+# stpis: STP_IS policy search over a gRPC MuJoCo bridge.
+# `make help` lists the targets.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+GO      ?= go
+PYTHON  ?= python3
+VENV    := .venv
+VPY     := $(abspath $(VENV))/bin/python
+GOBIN_LOCAL := $(abspath .bin)
+MODULE  := github.com/stpis/stpis
+PROTO   := proto/envbridge/v1/envbridge.proto
+# The Go tests that start the real bridge find its interpreter here.
+export STPIS_BRIDGE_PYTHON := $(VPY)
+
+.PHONY: help venv proto proto-check lint fmt build test test-go test-py run demo \
+        bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale clean
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
+
+$(VENV)/.installed: bridge_py/requirements.txt bridge_py/requirements-dev.txt
+	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install --quiet --disable-pip-version-check -r bridge_py/requirements-dev.txt
+	@touch $@
+
+venv: $(VENV)/.installed ## create .venv with the bridge's pinned requirements
+
+$(GOBIN_LOCAL)/protoc-gen-go $(GOBIN_LOCAL)/protoc-gen-go-grpc: go.mod
+	GOBIN=$(GOBIN_LOCAL) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
+
+proto: venv $(GOBIN_LOCAL)/protoc-gen-go $(GOBIN_LOCAL)/protoc-gen-go-grpc ## regenerate Go and Python code from proto/
+	$(VPY) -m grpc_tools.protoc -Iproto \
+	  --plugin=protoc-gen-go=$(GOBIN_LOCAL)/protoc-gen-go \
+	  --plugin=protoc-gen-go-grpc=$(GOBIN_LOCAL)/protoc-gen-go-grpc \
+	  --go_out=. --go_opt=module=$(MODULE) \
+	  --go-grpc_out=. --go-grpc_opt=module=$(MODULE) \
+	  --python_out=bridge_py --pyi_out=bridge_py --grpc_python_out=bridge_py \
+	  $(PROTO)
+
+proto-check: proto ## fail if the committed generated code is stale
+	@git diff --exit-code -- proto bridge_py/envbridge || { echo "generated code is stale: run 'make proto' and commit" >&2; exit 1; }
+	@test -z "$$(git status --porcelain -- proto bridge_py/envbridge)" || { echo "generated files are not committed: run 'make proto' and commit" >&2; git status --porcelain -- proto bridge_py/envbridge >&2; exit 1; }
+
+lint: venv ## go vet, gofmt -s, staticcheck, ruff
+	$(GO) vet ./...
+	@out=$$(gofmt -s -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); test -z "$$out" || { echo "gofmt -s would change: $$out" >&2; exit 1; }
+	$(GO) tool staticcheck ./...
+	cd bridge_py && $(VPY) -m ruff check . && $(VPY) -m ruff format --check .
+	cd bench && $(VPY) -m ruff check --config ../bridge_py/pyproject.toml . && $(VPY) -m ruff format --config ../bridge_py/pyproject.toml --check .
+
+fmt: venv ## format Go and Python code
+	gofmt -s -w $$(git ls-files '*.go' | grep -v '\.pb\.go$$')
+	cd bridge_py && $(VPY) -m ruff format . && $(VPY) -m ruff check --fix .
+
+build: ## build the Go commands into bin/
+	$(GO) build -o bin/ ./cmd/...
+
+test: venv proto-check lint test-go test-py ## run every Go and Python test (the CI command)
+
+test-go: venv ## Go tests (the end-to-end ones start the real Python bridge)
+	$(GO) test -count=1 -timeout 20m ./...
+
+test-py: venv ## pytest against the real server and real MuJoCo
+	cd bridge_py && $(VPY) -m pytest -q
+
+run: venv build ## train Hopper-v1 with STP_IS through a local bridge, then plot the curve
+	bin/trainer --env Hopper-v1 --out runs --force
+	bin/trainer plot runs/Hopper-v1 -o runs/Hopper-v1/curve.png
+
+bench-bridge: venv ## Hopper-v5 episodes/s through the bridge vs in-process (JSON last line)
+	bash bench/bridge.sh
+
+bench-convex: venv ## ridge n=1000 m=100: STP vs STP_IS (+ CMA-ES, Nevergrad) (JSON last line)
+	bash bench/convex.sh
+
+bench-surrogate: ## Lipschitz refresh + 10 Adam steps at Humanoid size
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./surrogate/
+
+bench-trainer: venv build ## Hopper-v1 STP_IS to threshold or 4000 episodes (JSON last line)
+	bash bench/trainer.sh
+
+bench-rl: venv build ## the Table 2 / Figure 4 matrix (resumable)
+	bash bench/rl.sh
+
+bench-scale: venv build ## 2 bridge replicas vs 1 (JSON last line)
+	bash bench/scale.sh
+
+clean: ## remove build outputs (keeps .venv)
+	rm -rf bin .bin
