@@ -1,0 +1,132 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// MinStd is the standard deviation below which a feature is zeroed, as in
+// the bridge and in ARS.
+const MinStd = 1e-7
+
+// Linear is a linear policy: Rows actions by Cols observations, row-major.
+type Linear struct {
+	Rows int       `json:"rows"`
+	Cols int       `json:"cols"`
+	W    []float64 `json:"w"`
+	// Bias is optional: nil or Rows entries.
+	Bias []float64 `json:"bias,omitempty"`
+}
+
+// NewLinear returns a zero policy of the given shape.
+func NewLinear(rows, cols int, bias bool) (*Linear, error) {
+	if rows <= 0 || cols <= 0 {
+		return nil, fmt.Errorf("policy: shape must be positive, got rows=%d cols=%d", rows, cols)
+	}
+	l := &Linear{Rows: rows, Cols: cols, W: make([]float64, rows*cols)}
+	if bias {
+		l.Bias = make([]float64, rows)
+	}
+	return l, nil
+}
+
+// Dim is the number of parameters: Rows*Cols, plus Rows with a bias.
+func (l *Linear) Dim() int { return len(l.W) + len(l.Bias) }
+
+// Params returns the parameters as one vector: W row-major, then the bias.
+func (l *Linear) Params() []float64 {
+	x := make([]float64, 0, l.Dim())
+	x = append(x, l.W...)
+	return append(x, l.Bias...)
+}
+
+// SetParams sets W (and the bias) from a vector laid out as Params.
+func (l *Linear) SetParams(x []float64) error {
+	if len(x) != l.Dim() {
+		return fmt.Errorf("policy: params has %d entries, want %d (%dx%d%s)", len(x), l.Dim(), l.Rows, l.Cols, biasNote(l))
+	}
+	for i, v := range x {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("policy: params[%d] is %v", i, v)
+		}
+	}
+	copy(l.W, x[:len(l.W)])
+	copy(l.Bias, x[len(l.W):])
+	return nil
+}
+
+// Split returns views of W and the bias inside a parameter vector laid out as
+// Params, without copying.
+func (l *Linear) Split(x []float64) (w, bias []float64) {
+	w = x[:len(l.W)]
+	if len(l.Bias) > 0 {
+		bias = x[len(l.W):]
+	}
+	return w, bias
+}
+
+func biasNote(l *Linear) string {
+	if len(l.Bias) > 0 {
+		return " + bias"
+	}
+	return ""
+}
+
+// Validate checks the shape and that every entry is finite.
+func (l *Linear) Validate() error {
+	if l.Rows <= 0 || l.Cols <= 0 {
+		return fmt.Errorf("policy: shape must be positive, got rows=%d cols=%d", l.Rows, l.Cols)
+	}
+	if len(l.W) != l.Rows*l.Cols {
+		return fmt.Errorf("policy: W has %d entries, want %d (%dx%d)", len(l.W), l.Rows*l.Cols, l.Rows, l.Cols)
+	}
+	if len(l.Bias) != 0 && len(l.Bias) != l.Rows {
+		return fmt.Errorf("policy: bias has %d entries, want 0 or %d", len(l.Bias), l.Rows)
+	}
+	for i, v := range l.W {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("policy: W[%d] is %v", i, v)
+		}
+	}
+	return nil
+}
+
+// ErrShape reports mismatched lengths passed to Act.
+var ErrShape = errors.New("policy: shape mismatch")
+
+// Act writes the action for obs into out, with the bridge's formula:
+// out = clip(W · z + bias, low, high), z_j = (obs_j − mean_j)/std_j, and z_j = 0
+// where std_j < MinStd. low and high may be nil (no clipping).
+func (l *Linear) Act(obs []float64, norm Frozen, low, high, out []float64) error {
+	if len(obs) != l.Cols || len(norm.Mean) != l.Cols || len(norm.Std) != l.Cols || len(out) != l.Rows {
+		return fmt.Errorf("%w: obs %d, mean %d, std %d (want %d); out %d (want %d)",
+			ErrShape, len(obs), len(norm.Mean), len(norm.Std), l.Cols, len(out), l.Rows)
+	}
+	if (low != nil && len(low) != l.Rows) || (high != nil && len(high) != l.Rows) {
+		return fmt.Errorf("%w: bounds %d/%d, want %d", ErrShape, len(low), len(high), l.Rows)
+	}
+	z := make([]float64, l.Cols)
+	for j, o := range obs {
+		if norm.Std[j] >= MinStd {
+			z[j] = (o - norm.Mean[j]) / norm.Std[j]
+		}
+	}
+	for i := 0; i < l.Rows; i++ {
+		s := 0.0
+		for j, zj := range z {
+			s += l.W[i*l.Cols+j] * zj
+		}
+		if len(l.Bias) > 0 {
+			s += l.Bias[i]
+		}
+		if low != nil && s < low[i] {
+			s = low[i]
+		}
+		if high != nil && s > high[i] {
+			s = high[i]
+		}
+		out[i] = s
+	}
+	return nil
+}
