@@ -170,4 +170,3 @@ func (p *pickler) objectArray(items func(), n int) {
 		p.buf.WriteByte('e') // APPENDS
 	})
 }
-
