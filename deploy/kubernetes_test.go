@@ -1,0 +1,78 @@
+package deploy
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// manifest is the part of a Kubernetes object these tests look at.
+type manifest struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name string `yaml:"name"`
+	} `yaml:"metadata"`
+	Spec map[string]any `yaml:"spec"`
+}
+
+func loadManifests(t *testing.T) map[string]manifest {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("kubernetes", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests under deploy/kubernetes: %v", err)
+	}
+	out := map[string]manifest{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dec := yaml.NewDecoder(bytes.NewReader(b))
+		for {
+			var m manifest
+			if err := dec.Decode(&m); errors.Is(err, io.EOF) {
+				break
+			} else if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			out[m.Kind+"/"+m.Metadata.Name] = m
+		}
+	}
+	return out
+}
+
+func TestKubernetesManifests(t *testing.T) {
+	ms := loadManifests(t)
+	if _, ok := ms["Deployment/stpis-bridge"]; !ok {
+		t.Errorf("no bridge Deployment; have %v", keys(ms))
+	}
+	svc, ok := ms["Service/stpis-bridge"]
+	if !ok {
+		t.Fatalf("no bridge Service; have %v", keys(ms))
+	}
+	if svc.Spec["clusterIP"] != "None" {
+		t.Errorf("bridge Service clusterIP = %v, want None (headless, so DNS lists every pod)", svc.Spec["clusterIP"])
+	}
+	job, ok := ms["Job/stpis-trainer-humanoid"]
+	if !ok {
+		t.Fatalf("no trainer Job; have %v", keys(ms))
+	}
+	b, _ := yaml.Marshal(job.Spec)
+	if !strings.Contains(string(b), "--bridge=dns:///stpis-bridge:50051") {
+		t.Errorf("trainer Job does not point at dns:/// of the bridge Service:\n%s", b)
+	}
+}
+
+func keys(m map[string]manifest) []string {
+	var k []string
+	for n := range m {
+		k = append(k, n)
+	}
+	return k
+}
