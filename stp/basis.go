@@ -1,0 +1,112 @@
+package stp
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Basis is a set of n directions b_1..b_n in R^n (the columns of a square
+// matrix B). Indices are 0-based.
+type Basis interface {
+	// Dim returns n.
+	Dim() int
+	// Column writes b_i into dst, which has length Dim().
+	Column(i int, dst []float64)
+}
+
+// Canonical is the canonical basis e_1..e_n of R^n. Canonical(n) is a
+// valid Basis; its value is the dimension.
+type Canonical int
+
+// Dim returns n.
+func (c Canonical) Dim() int { return int(c) }
+
+// Column writes e_i into dst.
+func (c Canonical) Column(i int, dst []float64) {
+	clear(dst)
+	dst[i] = 1
+}
+
+// Gaussian is the paper's rotated basis: B has i.i.d. N(0,1) entries. Column
+// i is regenerated on demand from a PCG seeded with (Seed, i), so the basis
+// costs O(n) memory and O(n) time per column instead of O(n²) memory
+// (Humanoid: n = 5916 would need 280 MB stored). The same (N, Seed) gives
+// the same matrix on every machine.
+//
+// The paper uses raw N(0,1) columns (norm ≈ √n); Normalize rescales each
+// column to unit Euclidean norm, which changes the scale of α and of the
+// Lipschitz constants along the columns (L along a raw column is ≈ n times
+// larger than along the normalized one).
+type Gaussian struct {
+	N         int
+	Seed      uint64
+	Normalize bool
+}
+
+// Dim returns n.
+func (g Gaussian) Dim() int { return g.N }
+
+// Column writes b_i into dst.
+func (g Gaussian) Column(i int, dst []float64) {
+	r := rand.New(rand.NewPCG(g.Seed, uint64(i)^0x9e3779b97f4a7c15))
+	var ss float64
+	for j := range dst {
+		v := r.NormFloat64()
+		dst[j] = v
+		ss += v * v
+	}
+	if g.Normalize && ss > 0 {
+		s := 1 / math.Sqrt(ss)
+		for j := range dst {
+			dst[j] *= s
+		}
+	}
+}
+
+// Matrix is a user-given basis, stored as its columns. Build it with
+// [NewMatrix] so the shape is checked.
+type Matrix struct {
+	cols [][]float64
+}
+
+// NewMatrix returns the basis whose i-th direction is cols[i]. The matrix
+// must be square (len(cols) columns of length len(cols)) with finite,
+// non-zero columns. If normalize is true every column is rescaled to unit
+// norm. The columns are copied.
+func NewMatrix(cols [][]float64, normalize bool) (*Matrix, error) {
+	n := len(cols)
+	if n == 0 {
+		return nil, fmt.Errorf("%w: empty basis", ErrDimension)
+	}
+	m := &Matrix{cols: make([][]float64, n)}
+	for i, c := range cols {
+		if len(c) != n {
+			return nil, fmt.Errorf("%w: basis column %d has length %d, want %d", ErrDimension, i, len(c), n)
+		}
+		var ss float64
+		for _, v := range c {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: basis column %d is not finite", ErrSettings, i)
+			}
+			ss += v * v
+		}
+		if ss == 0 {
+			return nil, fmt.Errorf("%w: basis column %d is zero", ErrSettings, i)
+		}
+		m.cols[i] = append([]float64(nil), c...)
+		if normalize {
+			s := 1 / math.Sqrt(ss)
+			for j := range m.cols[i] {
+				m.cols[i][j] *= s
+			}
+		}
+	}
+	return m, nil
+}
+
+// Dim returns n.
+func (m *Matrix) Dim() int { return len(m.cols) }
+
+// Column writes b_i into dst.
+func (m *Matrix) Column(i int, dst []float64) { copy(dst, m.cols[i]) }

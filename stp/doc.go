@@ -1,0 +1,30 @@
+// Package stp implements the Stochastic Three Points method (STP) and its
+// importance-sampling variant STP_IS (Bibi, Bergou, Sener, Ghanem, Richtárik,
+// "A Stochastic Derivative-Free Optimization Method with Importance Sampling",
+// AAAI 2020, Algorithm 1 and Theorems 1–4).
+//
+// One iteration draws a direction index i with probability p_i, picks a step
+// α proportional to 1/v_i from a [StepRule], evaluates x+ = x + α b_i and
+// x− = x − α b_i and keeps the best of x_k, x+ and x− (smallest value when
+// minimizing, largest when maximizing). A NaN value, or the infinity on the
+// wrong side (+Inf when minimizing, −Inf when maximizing), is never accepted.
+//
+// There are two ways to drive the method:
+//
+//   - [Stepper] is the low-level, batch API: [Stepper.Propose] hands out the
+//     points of one iteration (x+, x−, and when needed x_k and the probe
+//     x + t b_i) and [Stepper.Tell] takes their values (each already the mean
+//     of K measurements). The caller evaluates the batch however it likes,
+//     e.g. in one remote call. The stepper state, RNG included, round-trips
+//     bit-exactly through [Stepper.MarshalBinary] and [Stepper.UnmarshalBinary].
+//   - [STP] and [STPIS] implement gonum's optimize.Method, so
+//     optimize.Minimize can run them on any Go function.
+//
+// Directions come from a [Basis]: the canonical basis, a seeded Gaussian
+// matrix whose columns are regenerated on demand (no O(n²) storage), or any
+// user-given square matrix. Index draws use an alias table, O(1) per draw,
+// rebuilt only when p changes.
+//
+// Package stp imports no other package of this module. It may import only
+// the standard library and gonum.
+package stp

@@ -1,0 +1,526 @@
+package stp
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+)
+
+// Goal says whether the stepper minimizes or maximizes f.
+type Goal int
+
+const (
+	// Minimize keeps the smallest of f(x_k), f(x+), f(x−). A NaN or +Inf
+	// value is never accepted.
+	Minimize Goal = iota
+	// Maximize keeps the largest (rewards). A NaN or −Inf value is never
+	// accepted.
+	Maximize
+)
+
+// Role is what a point of a [Batch] is.
+type Role int
+
+const (
+	// Plus is x+ = x_k + α b_i.
+	Plus Role = iota
+	// Minus is x− = x_k − α b_i.
+	Minus
+	// Center is x_k itself (measured at the start, and every iteration when
+	// Settings.Remeasure is set).
+	Center
+	// Probe is x_k + t b_i, the finite-difference probe.
+	Probe
+)
+
+func (r Role) String() string {
+	switch r {
+	case Plus:
+		return "plus"
+	case Minus:
+		return "minus"
+	case Center:
+		return "center"
+	case Probe:
+		return "probe"
+	}
+	return fmt.Sprintf("Role(%d)", int(r))
+}
+
+// Settings configures a [Stepper]. The zero value is plain STP with the
+// Decaying rule (α0 = 1) on the canonical basis, minimizing, with v_i = 1.
+// Every zero value means the documented default.
+type Settings struct {
+	// Goal is Minimize (default) or Maximize.
+	Goal Goal
+	// Basis gives the directions; nil means Canonical(len(x0)).
+	Basis Basis
+
+	// Sampling derives p and v from L (Uniform, ISSqrt, ISL), or takes them
+	// from P and V (Custom). Default Uniform.
+	Sampling Sampling
+	// L holds the coordinate Lipschitz constants along the basis
+	// directions. Needed by ISSqrt and ISL; optional for Uniform (nil gives
+	// v_i = 1).
+	L []float64
+	// P and V are used when Sampling is Custom. Every p_i must be ≥ 0 and
+	// > 0 after mixing, Σp must be 1 within ProbabilityTolerance (p is not
+	// renormalized), every v_i finite and > 0.
+	P, V []float64
+	// Mixing is γ in p ← (1−γ)p + γ/n, applied to every p (derived or
+	// given), keeping p strictly positive. Default 0, as in the paper.
+	Mixing float64
+
+	// Rule is the step rule, default Decaying.
+	Rule StepRule
+	// Alpha0 is α0 of the Decaying, ConvexFStar and StronglyConvexFStar
+	// rules. Default 1. See OptimalAlpha0 for Theorem 1's best value.
+	Alpha0 float64
+	// Epsilon is ε of the Fixed rule α = ε/(n v_i). Default 1.
+	Epsilon float64
+	// T is t of the FiniteDifference rule. Default 1e-4 (the paper's).
+	T float64
+	// FStar is the known optimal value f* for the ConvexFStar and
+	// StronglyConvexFStar rules. Default 0.
+	FStar float64
+	// Mu is μ of the StronglyConvexFStar rule (the paper's
+	// μ = λ / max_i v_i²/p_i²). Required (> 0) by that rule.
+	Mu float64
+
+	// Remeasure re-measures f(x_k) every iteration (a Center point in each
+	// iteration's batch). With a noisy f this makes the three-point
+	// comparison unbiased — all three values are fresh means of K samples —
+	// at 1/3 more cost with the two-point rules. Without it (default) the
+	// value that made x_k win is reused: fewer evaluations, but that value
+	// is the maximum (minimum) of noisy draws, biased in x_k's favour, and a
+	// lucky high-noise value can freeze progress for many iterations.
+	// On a deterministic f re-measuring only wastes evaluations.
+	Remeasure bool
+	// K is the number of evaluations behind each value passed to Tell (the
+	// values are means of K samples). It only affects Evaluations().
+	// Default 1.
+	K int
+	// F0, if non-nil, is the known f(x0); the first batch then does not
+	// measure x0.
+	F0 *float64
+
+	// Src is the random source for index draws. nil means
+	// rand.NewPCG(Seed, 0xda3e39cb94b95bdb), which can be checkpointed. A
+	// user Src must implement encoding.BinaryMarshaler and
+	// encoding.BinaryUnmarshaler for MarshalBinary to work. The stepper
+	// keeps and advances the Src it is given.
+	Src rand.Source
+	// Seed seeds the default source. The same Seed and settings give the
+	// same run.
+	Seed uint64
+}
+
+// Batch is the set of points of one phase of an iteration. Points[j] has
+// role Roles[j]; Tell expects one value per point, in the same order.
+type Batch struct {
+	// Iter is the 0-based iteration the batch belongs to.
+	Iter int
+	// Index is i, the 0-based index of the direction b_i.
+	Index int
+	// Alpha is the step α of x± (NaN in a finite-difference probe batch,
+	// whose α is not known yet).
+	Alpha float64
+	// Points are the points to evaluate; the stepper does not keep them.
+	Points [][]float64
+	// Roles gives the role of each point.
+	Roles []Role
+}
+
+// Outcome is what Tell did.
+type Outcome struct {
+	// Completed is true when the batch finished an iteration (false after
+	// a finite-difference probe batch, or a batch that only measured x0).
+	Completed bool
+	// Accepted is the role of the new x_k: Plus, Minus or Center (kept).
+	Accepted Role
+	// F is the current value f(x_k).
+	F float64
+}
+
+type phase int
+
+const (
+	phaseIdle phase = iota // no batch outstanding
+	phasePre               // probe / x0 batch outstanding
+	phaseMain              // x± batch outstanding
+)
+
+// Stepper runs Algorithm 1 one batch at a time. Create it with NewStepper.
+// A Stepper is not safe for concurrent use.
+type Stepper struct {
+	set   Settings
+	n     int
+	basis Basis
+	src   rand.Source
+	rnd   *rand.Rand
+	k     int
+
+	x      []float64
+	f      float64
+	fKnown bool // f(x_k) has been measured (f may still be NaN)
+
+	iter   int
+	points int64
+
+	p, v  []float64
+	table alias
+
+	// Iteration in progress.
+	phase        phase
+	drawn        bool
+	idx          int
+	alpha        float64
+	dir          []float64
+	preDone      bool
+	centerThisIt bool
+	roles        []Role
+}
+
+// NewStepper returns a stepper that starts at x0 (copied).
+func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
+	n := len(x0)
+	if n == 0 {
+		return nil, fmt.Errorf("%w: empty x0", ErrDimension)
+	}
+	for i, xi := range x0 {
+		if math.IsNaN(xi) || math.IsInf(xi, 0) {
+			return nil, fmt.Errorf("%w: x0[%d] = %v", ErrSettings, i, xi)
+		}
+	}
+	s := &Stepper{set: settings, n: n, x: append([]float64(nil), x0...), f: math.NaN(), alpha: math.NaN()}
+	s.basis = settings.Basis
+	if s.basis == nil {
+		s.basis = Canonical(n)
+	}
+	if s.basis.Dim() != n {
+		return nil, fmt.Errorf("%w: basis dimension %d, len(x0) = %d", ErrDimension, s.basis.Dim(), n)
+	}
+	if settings.Goal != Minimize && settings.Goal != Maximize {
+		return nil, fmt.Errorf("%w: goal %d", ErrSettings, settings.Goal)
+	}
+	if settings.Rule < Decaying || settings.Rule > StronglyConvexFStar {
+		return nil, fmt.Errorf("%w: step rule %v", ErrSettings, settings.Rule)
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"Alpha0", settings.Alpha0}, {"Epsilon", settings.Epsilon}, {"T", settings.T}, {"Mu", settings.Mu}} {
+		if !(c.v >= 0) || math.IsInf(c.v, 0) {
+			return nil, fmt.Errorf("%w: %s = %v, want finite and ≥ 0", ErrSettings, c.name, c.v)
+		}
+	}
+	if settings.Rule == StronglyConvexFStar && settings.Mu == 0 {
+		return nil, fmt.Errorf("%w: the strongly convex rule needs Mu > 0", ErrSettings)
+	}
+	if math.IsNaN(settings.FStar) || math.IsInf(settings.FStar, 0) {
+		return nil, fmt.Errorf("%w: FStar = %v", ErrSettings, settings.FStar)
+	}
+	if settings.K < 0 {
+		return nil, fmt.Errorf("%w: K = %d", ErrSettings, settings.K)
+	}
+	s.k = max(settings.K, 1)
+	var p, v []float64
+	var err error
+	if settings.Sampling == Custom {
+		p, v = settings.P, settings.V
+	} else {
+		p, v, err = FromLipschitz(settings.Sampling, settings.L, n)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := s.setPV(p, v); err != nil {
+		return nil, err
+	}
+	if settings.F0 != nil {
+		s.f = *settings.F0
+		s.fKnown = true
+	}
+	s.src = settings.Src
+	if s.src == nil {
+		s.src = rand.NewPCG(settings.Seed, 0xda3e39cb94b95bdb)
+	}
+	s.rnd = rand.New(s.src)
+	s.dir = make([]float64, n)
+	return s, nil
+}
+
+func (s *Stepper) setPV(p, v []float64) error {
+	pm, err := mix(p, s.set.Mixing, s.n)
+	if err != nil {
+		return err
+	}
+	if err := checkV(v, s.n); err != nil {
+		return err
+	}
+	s.p = pm
+	s.v = append([]float64(nil), v...)
+	s.table = newAlias(s.p)
+	return nil
+}
+
+// SetLipschitz replaces p and v by those that Settings.Sampling (Uniform,
+// ISSqrt or ISL) derives from L, then applies mixing. It may be called only
+// between iterations.
+func (s *Stepper) SetLipschitz(L []float64) error {
+	if err := s.between(); err != nil {
+		return err
+	}
+	if L == nil {
+		return fmt.Errorf("%w: nil L", ErrStepParams)
+	}
+	p, v, err := FromLipschitz(s.set.Sampling, L, s.n)
+	if err != nil {
+		return err
+	}
+	return s.setPV(p, v)
+}
+
+// SetProbabilities replaces p (mixing is applied to it) and v. It may be
+// called only between iterations. On error the old p and v are kept.
+func (s *Stepper) SetProbabilities(p, v []float64) error {
+	if err := s.between(); err != nil {
+		return err
+	}
+	return s.setPV(p, v)
+}
+
+func (s *Stepper) between() error {
+	if s.drawn || s.phase != phaseIdle {
+		return fmt.Errorf("%w: an iteration is in progress", ErrSequence)
+	}
+	return nil
+}
+
+// Probabilities returns a copy of p (after mixing).
+func (s *Stepper) Probabilities() []float64 { return append([]float64(nil), s.p...) }
+
+// StepParams returns a copy of v.
+func (s *Stepper) StepParams() []float64 { return append([]float64(nil), s.v...) }
+
+// X returns a copy of the current point x_k.
+func (s *Stepper) X() []float64 { return append([]float64(nil), s.x...) }
+
+// F returns f(x_k) (NaN before x0 is measured).
+func (s *Stepper) F() float64 { return s.f }
+
+// Iter returns the number of completed iterations.
+func (s *Stepper) Iter() int { return s.iter }
+
+// Points returns the number of points evaluated (values told).
+func (s *Stepper) Points() int64 { return s.points }
+
+// Evaluations returns the number of function evaluations: Points() × K.
+func (s *Stepper) Evaluations() int64 { return s.points * int64(s.k) }
+
+// Dim returns n.
+func (s *Stepper) Dim() int { return s.n }
+
+func (s *Stepper) valid(f float64) bool {
+	if math.IsNaN(f) {
+		return false
+	}
+	if s.set.Goal == Minimize {
+		return !math.IsInf(f, 1)
+	}
+	return !math.IsInf(f, -1)
+}
+
+// better reports whether c should replace the incumbent value f.
+func (s *Stepper) better(c, f float64) bool {
+	if !s.valid(c) {
+		return false
+	}
+	if !s.valid(f) {
+		return true
+	}
+	if s.set.Goal == Minimize {
+		return c < f
+	}
+	return c > f
+}
+
+// needsPre reports whether this iteration needs a batch before x± is known.
+func (s *Stepper) needsPre() bool {
+	switch s.set.Rule {
+	case FiniteDifference:
+		return true
+	case ConvexFStar, StronglyConvexFStar:
+		return !s.fKnown
+	}
+	return false
+}
+
+func (s *Stepper) point(alpha float64) []float64 {
+	pt := make([]float64, s.n)
+	for j := range pt {
+		pt[j] = s.x[j] + alpha*s.dir[j]
+	}
+	return pt
+}
+
+// stepSize returns α for index i given the current f and, for the
+// finite-difference rule, the probe value.
+func (s *Stepper) stepSize(probe float64) float64 {
+	vi := s.v[s.idx]
+	a0 := s.set.Alpha0
+	if a0 == 0 {
+		a0 = 1
+	}
+	switch s.set.Rule {
+	case Decaying:
+		return a0 / (vi * math.Sqrt(float64(s.iter+1)))
+	case Fixed:
+		eps := s.set.Epsilon
+		if eps == 0 {
+			eps = 1
+		}
+		return eps / (float64(s.n) * vi)
+	case FiniteDifference:
+		return math.Abs(probe-s.f) / (s.t() * vi)
+	case ConvexFStar:
+		return a0 * math.Abs(s.f-s.set.FStar) / vi
+	case StronglyConvexFStar:
+		return a0 / vi * math.Sqrt(2*s.set.Mu*math.Abs(s.f-s.set.FStar))
+	}
+	panic("stp: unreachable")
+}
+
+func (s *Stepper) t() float64 {
+	if s.set.T == 0 {
+		return 1e-4
+	}
+	return s.set.T
+}
+
+// Propose returns the next batch of points to evaluate. An iteration is one
+// batch {x+, x−} for the Decaying and Fixed rules, plus x_k when it must be
+// measured (first iteration without F0, or Remeasure). The
+// FiniteDifference rule needs f(x_k + t b_i) before x± exist, so its
+// iterations take two batches: {probe[, x_k]} then {x+, x−}. The f*-rules
+// take a first batch {x_k} only when f(x_0) is unknown. Propose must be
+// followed by Tell before the next Propose.
+func (s *Stepper) Propose() (Batch, error) {
+	if s.phase != phaseIdle {
+		return Batch{}, fmt.Errorf("%w: Propose called twice without Tell", ErrSequence)
+	}
+	if !s.drawn {
+		s.idx = s.table.draw(s.rnd)
+		s.basis.Column(s.idx, s.dir)
+		s.drawn = true
+		s.preDone = false
+		s.centerThisIt = false
+		s.alpha = math.NaN()
+	}
+	b := Batch{Iter: s.iter, Index: s.idx}
+	measureCenter := (!s.fKnown || s.set.Remeasure) && !s.centerThisIt
+	if s.needsPre() && !s.preDone {
+		s.phase = phasePre
+		if s.set.Rule == FiniteDifference {
+			b.Points = append(b.Points, s.point(s.t()))
+			b.Roles = append(b.Roles, Probe)
+		}
+		if measureCenter {
+			b.Points = append(b.Points, append([]float64(nil), s.x...))
+			b.Roles = append(b.Roles, Center)
+		}
+		b.Alpha = math.NaN()
+	} else {
+		s.phase = phaseMain
+		if s.set.Rule != FiniteDifference {
+			s.alpha = s.stepSize(math.NaN())
+		}
+		b.Alpha = s.alpha
+		b.Points = append(b.Points, s.point(s.alpha), s.point(-s.alpha))
+		b.Roles = append(b.Roles, Plus, Minus)
+		if measureCenter {
+			b.Points = append(b.Points, append([]float64(nil), s.x...))
+			b.Roles = append(b.Roles, Center)
+		}
+	}
+	s.roles = b.Roles
+	return b, nil
+}
+
+// measured applies a fresh measurement of f(x_k). The first measurement is
+// kept whatever it is; a re-measurement replaces f only when it is valid.
+func (s *Stepper) measured(f float64) {
+	if !s.fKnown || s.valid(f) {
+		s.f = f
+	}
+	s.fKnown = true
+	s.centerThisIt = true
+}
+
+// Tell gives the values of the last proposed batch, in its order, each the
+// mean of K evaluations, and applies the three-point rule when the batch
+// completes an iteration. All values are counted as evaluations even when
+// an error is returned. If a finite-difference or f* step size cannot be
+// computed because a value is NaN or infinite, Tell returns an error
+// wrapping ErrNoValue and the iteration is abandoned (a fresh index is
+// drawn by the next Propose; the iteration counter does not advance).
+func (s *Stepper) Tell(values []float64) (Outcome, error) {
+	if s.phase == phaseIdle {
+		return Outcome{}, fmt.Errorf("%w: Tell without Propose", ErrSequence)
+	}
+	if len(values) != len(s.roles) {
+		return Outcome{}, fmt.Errorf("%w: got %d values for %d points", ErrDimension, len(values), len(s.roles))
+	}
+	s.points += int64(len(values))
+	ph := s.phase
+	s.phase = phaseIdle
+	var probe, plus, minus float64
+	for j, r := range s.roles {
+		switch r {
+		case Center:
+			s.measured(values[j])
+		case Probe:
+			probe = values[j]
+		case Plus:
+			plus = values[j]
+		case Minus:
+			minus = values[j]
+		}
+	}
+	if ph == phasePre {
+		s.preDone = true
+		if s.set.Rule == FiniteDifference || s.set.Rule == ConvexFStar || s.set.Rule == StronglyConvexFStar {
+			a := s.stepSize(probe)
+			if math.IsNaN(a) || math.IsInf(a, 0) {
+				s.drawn = false
+				return Outcome{F: s.f}, fmt.Errorf("%w: step size %v at iteration %d (f(x_k) = %v, probe = %v)", ErrNoValue, a, s.iter, s.f, probe)
+			}
+			s.alpha = a
+		}
+		return Outcome{F: s.f}, nil
+	}
+	acc := Center
+	best := s.f
+	if s.better(plus, best) {
+		acc, best = Plus, plus
+	}
+	if s.better(minus, best) {
+		acc, best = Minus, minus
+	}
+	switch acc {
+	case Plus:
+		s.move(s.alpha)
+	case Minus:
+		s.move(-s.alpha)
+	}
+	s.f = best
+	s.iter++
+	s.drawn = false
+	return Outcome{Completed: true, Accepted: acc, F: s.f}, nil
+}
+
+func (s *Stepper) move(alpha float64) {
+	for j := range s.x {
+		s.x[j] += alpha * s.dir[j]
+	}
+}
