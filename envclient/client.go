@@ -1,0 +1,286 @@
+package envclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	_ "google.golang.org/grpc/health" // registers client-side health checking, used by healthCheckConfig
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/resolver"
+	"google.golang.org/grpc/resolver/manual"
+	"google.golang.org/grpc/status"
+
+	envbridgev1 "github.com/stpis/stpis/proto/envbridge/v1"
+)
+
+// serviceConfig spreads calls round-robin over the replicas, skips replicas
+// whose health service reports NOT_SERVING (a bridge that is shutting down),
+// and re-sends calls that fail with UNAVAILABLE: up to 5 attempts in all,
+// backing off 0.1s, 0.2s, 0.4s, 0.8s (±20% jitter). With round_robin a
+// re-sent call goes to the next ready replica. The deadline of a call covers
+// all its attempts.
+const serviceConfig = `{
+  "loadBalancingConfig": [{"round_robin": {}}],
+  "healthCheckConfig": {"serviceName": ""},
+  "methodConfig": [{
+    "name": [
+      {"service": "envbridge.v1.EnvBridgeService"},
+      {"service": "grpc.health.v1.Health"}
+    ],
+    "retryPolicy": {
+      "maxAttempts": 5,
+      "initialBackoff": "0.1s",
+      "maxBackoff": "2s",
+      "backoffMultiplier": 2,
+      "retryableStatusCodes": ["UNAVAILABLE"]
+    }
+  }]
+}`
+
+// manualScheme is the resolver scheme of a list of replica addresses. The
+// resolver is registered per ClientConn (grpc.WithResolvers), not globally.
+const manualScheme = "stpis-replicas"
+
+// Client talks to one bridge or a set of replicas over one ClientConn. It is
+// safe for concurrent use.
+type Client struct {
+	cfg      Config
+	conn     *grpc.ClientConn
+	bridge   envbridgev1.EnvBridgeServiceClient
+	health   healthpb.HealthClient
+	log      zerolog.Logger
+	replicas int
+	inFlight chan struct{}
+	callOpts []grpc.CallOption
+}
+
+// Dial creates a Client for cfg.Target. Like grpc.NewClient it does not wait
+// for a connection: it starts connecting in the background, and WaitReady
+// waits for a bridge to answer. ctx bounds only the DNS lookup that counts
+// the replicas of a dns:/// target.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	cfg = cfg.withDefaults()
+	target, replicas, opts, err := parseTarget(ctx, cfg.Target)
+	if err != nil {
+		return nil, err
+	}
+	opts = append(opts,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultServiceConfig(serviceConfig),
+		// Ignore service configs from DNS TXT records: ours is the contract.
+		grpc.WithDisableServiceConfig(),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{
+			Time:                cfg.KeepaliveTime,
+			Timeout:             cfg.KeepaliveTimeout,
+			PermitWithoutStream: cfg.KeepalivePermitWithoutStream,
+		}),
+	)
+	opts = append(opts, cfg.DialOptions...)
+	conn, err := grpc.NewClient(target, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("envclient: dial %q: %w", cfg.Target, err)
+	}
+	conn.Connect()
+	maxInFlight := cfg.MaxInFlight
+	if maxInFlight <= 0 {
+		maxInFlight = inFlightPerReplica * replicas
+	}
+	c := &Client{
+		cfg:      cfg,
+		conn:     conn,
+		bridge:   envbridgev1.NewEnvBridgeServiceClient(conn),
+		health:   healthpb.NewHealthClient(conn),
+		log:      cfg.Logger.With().Str("component", "envclient").Str("target", cfg.Target).Logger(),
+		replicas: replicas,
+		inFlight: make(chan struct{}, maxInFlight),
+		callOpts: []grpc.CallOption{
+			grpc.MaxCallSendMsgSize(cfg.MaxMessageBytes),
+			grpc.MaxCallRecvMsgSize(cfg.MaxMessageBytes),
+			// A call is retried only while its request fits in the retry
+			// buffer (256 KiB by default); make every chunk retryable.
+			grpc.MaxRetryRPCBufferSize(cfg.MaxMessageBytes),
+		},
+	}
+	return c, nil
+}
+
+// parseTarget turns Config.Target into a gRPC target, the number of known
+// replicas and the dial options its resolver needs.
+func parseTarget(ctx context.Context, target string) (string, int, []grpc.DialOption, error) {
+	target = strings.TrimSpace(target)
+	if target == "" {
+		return "", 0, nil, errors.New("envclient: empty target: want host:port, a comma-separated list of them, or dns:///host:port")
+	}
+	if strings.HasPrefix(target, "dns:") {
+		return target, countDNSReplicas(ctx, target), nil, nil
+	}
+	parts := strings.Split(target, ",")
+	endpoints := make([]resolver.Endpoint, 0, len(parts))
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		host, port, err := net.SplitHostPort(p)
+		if err != nil || port == "" {
+			return "", 0, nil, fmt.Errorf("envclient: target %q: replica %d %q: want host:port", target, i, p)
+		}
+		if host == "" {
+			p = net.JoinHostPort("localhost", port)
+		}
+		endpoints = append(endpoints, resolver.Endpoint{Addresses: []resolver.Address{{Addr: p}}})
+	}
+	r := manual.NewBuilderWithScheme(manualScheme)
+	r.InitialState(resolver.State{Endpoints: endpoints})
+	return manualScheme + ":///replicas", len(endpoints), []grpc.DialOption{grpc.WithResolvers(r)}, nil
+}
+
+// countDNSReplicas estimates how many replicas a dns:/// target has, for the
+// automatic chunk size. gRPC's own dns resolver does the real resolution; a
+// failed lookup here counts as one replica.
+func countDNSReplicas(ctx context.Context, target string) int {
+	// dns:[//authority/]host[:port]
+	rest := strings.TrimPrefix(target, "dns:")
+	if strings.HasPrefix(rest, "//") {
+		rest = rest[2:]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			rest = rest[i+1:]
+		}
+	}
+	host := rest
+	if h, _, err := net.SplitHostPort(rest); err == nil {
+		host = h
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupHost(ctx, host)
+	if err != nil || len(addrs) == 0 {
+		return 1
+	}
+	return len(addrs)
+}
+
+// Close closes the connection. Calls in flight fail with codes.Canceled.
+func (c *Client) Close() error {
+	if err := c.conn.Close(); err != nil {
+		return fmt.Errorf("envclient: close: %w", err)
+	}
+	return nil
+}
+
+// Replicas is the number of replicas the Client knows of: the length of the
+// address list, or the number of addresses a dns:/// target had at Dial.
+func (c *Client) Replicas() int { return c.replicas }
+
+// callCtx gives ctx the deadline d unless it already has an earlier one.
+func callCtx(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
+}
+
+// Describe resolves envID (a gymnasium id or a paper alias) with kwargs and
+// reports its spaces and limits.
+func (c *Client) Describe(ctx context.Context, envID string, kwargs Kwargs) (EnvInfo, error) {
+	if envID == "" {
+		return EnvInfo{}, &SpecError{Index: -1, Field: "EnvID", Reason: "empty"}
+	}
+	pk, err := kwargsToProto(kwargs)
+	if err != nil {
+		return EnvInfo{}, err
+	}
+	ctx, cancel := callCtx(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	resp, err := c.bridge.Describe(ctx, &envbridgev1.DescribeRequest{EnvId: envID, Kwargs: pk}, c.callOpts...)
+	if err != nil {
+		return EnvInfo{}, fmt.Errorf("envclient: describe %q: %w", envID, err)
+	}
+	return envInfoFromProto(resp), nil
+}
+
+// ListEnvs lists the env ids the bridge can make and the paper aliases.
+func (c *Client) ListEnvs(ctx context.Context) (EnvList, error) {
+	ctx, cancel := callCtx(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	resp, err := c.bridge.ListEnvs(ctx, &envbridgev1.ListEnvsRequest{}, c.callOpts...)
+	if err != nil {
+		return EnvList{}, fmt.Errorf("envclient: list envs: %w", err)
+	}
+	aliases := make(map[string]string, len(resp.GetAliases()))
+	for k, v := range resp.GetAliases() {
+		aliases[k] = v
+	}
+	return EnvList{EnvIDs: append([]string(nil), resp.GetEnvIds()...), Aliases: aliases}, nil
+}
+
+// ErrNotServing is returned (wrapped) by Health when a bridge answers but
+// does not report SERVING.
+var ErrNotServing = errors.New("envclient: bridge not serving")
+
+// Health runs one grpc.health.v1 check of the whole server on one replica
+// (the next in round-robin order). It returns nil when that replica reports
+// SERVING.
+func (c *Client) Health(ctx context.Context) error {
+	ctx, cancel := callCtx(ctx, c.cfg.CallTimeout)
+	defer cancel()
+	resp, err := c.health.Check(ctx, &healthpb.HealthCheckRequest{})
+	if err != nil {
+		return fmt.Errorf("envclient: health check: %w", err)
+	}
+	if s := resp.GetStatus(); s != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("%w: health status %s", ErrNotServing, s)
+	}
+	return nil
+}
+
+// WaitReady polls Health until a replica reports SERVING, backing off from
+// 50ms to 1s between checks, for at most Config.ReadyTimeout (or until ctx
+// ends, if earlier). On failure the error starts with "bridge unreachable"
+// and carries the last check's error.
+func (c *Client) WaitReady(ctx context.Context) error {
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ReadyTimeout)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	var last error
+	for attempt := 1; ; attempt++ {
+		// Each check waits for a connection, but not past the next poll.
+		checkCtx, checkCancel := context.WithTimeout(ctx, max(backoff, time.Second))
+		last = c.healthWaitForReady(checkCtx)
+		checkCancel()
+		if last == nil {
+			c.log.Debug().Int("attempts", attempt).Dur("waited", time.Since(start)).Msg("bridge ready")
+			return nil
+		}
+		timer := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return fmt.Errorf("bridge unreachable: %s after %s and %d health checks: %w",
+				c.cfg.Target, time.Since(start).Round(time.Millisecond), attempt, last)
+		case <-timer.C:
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// healthWaitForReady is Health with WaitForReady, so that a check waits for
+// a connection that is still being set up instead of failing at once.
+func (c *Client) healthWaitForReady(ctx context.Context) error {
+	resp, err := c.health.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
+	if err != nil {
+		if ctx.Err() != nil && status.Code(err) == codes.DeadlineExceeded {
+			// Report the connection state: it says more than a deadline.
+			return fmt.Errorf("health check: no ready connection (state %s): %w", c.conn.GetState(), err)
+		}
+		return fmt.Errorf("health check: %w", err)
+	}
+	if s := resp.GetStatus(); s != healthpb.HealthCheckResponse_SERVING {
+		return fmt.Errorf("%w: health status %s", ErrNotServing, s)
+	}
+	return nil
+}

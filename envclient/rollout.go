@@ -1,0 +1,163 @@
+package envclient
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	envbridgev1 "github.com/stpis/stpis/proto/envbridge/v1"
+)
+
+// chunk is a half-open range [lo, hi) of a batch.
+type chunk struct{ lo, hi int }
+
+// chunkSize returns the number of episodes per Rollout RPC for specs:
+// Config.ChunkSize if set, else ceil(n / (2 × replicas)); then lowered so
+// that the largest request and response of a chunk fit in half of
+// MaxMessageBytes (the other half is headroom for encoding overhead).
+func (c *Client) chunkSize(specs []EpisodeSpec) (int, error) {
+	n := len(specs)
+	size := c.cfg.ChunkSize
+	if size <= 0 {
+		parts := chunksPerReplica * max(c.replicas, 1)
+		size = (n + parts - 1) / parts
+	}
+	maxEp := 0
+	for i := range specs {
+		b := max(specBytes(&specs[i]), resultBytes(&specs[i]))
+		maxEp = max(maxEp, b)
+	}
+	budget := c.cfg.MaxMessageBytes / 2
+	if maxEp > budget {
+		return 0, fmt.Errorf("envclient: one episode needs about %d bytes, over half of MaxMessageBytes (%d)", maxEp, c.cfg.MaxMessageBytes)
+	}
+	size = min(size, budget/maxEp, n)
+	return max(size, 1), nil
+}
+
+// Rollout runs the episodes of specs and returns one result per spec, in
+// the order of specs.
+//
+// The batch is split into chunks (see Config.ChunkSize) and the chunks are
+// sent concurrently, at most Config.MaxInFlight at a time over the Client,
+// so that every replica works at once. A chunk that fails with UNAVAILABLE is
+// re-sent by gRPC's retry policy, normally to another replica; since an
+// episode is determined by its spec and seed, the results are the same as
+// without the failure, and each chunk's results are stored exactly once.
+//
+// Any other failure fails the whole Rollout and cancels the chunks still in
+// flight. The error wraps the gRPC status (status.Code(err) works) and says
+// which episodes the failed chunk held; a SpecError (codes.InvalidArgument)
+// reports a spec the client rejected before sending anything. When ctx ends,
+// Rollout returns promptly with an error wrapping ctx.Err().
+func (c *Client) Rollout(ctx context.Context, specs []EpisodeSpec) ([]EpisodeResult, error) {
+	if len(specs) == 0 {
+		return []EpisodeResult{}, nil
+	}
+	reqs := make([]*envbridgev1.EpisodeSpec, len(specs))
+	for i := range specs {
+		p, err := specToProto(i, &specs[i])
+		if err != nil {
+			return nil, err
+		}
+		reqs[i] = p
+	}
+	size, err := c.chunkSize(specs)
+	if err != nil {
+		return nil, err
+	}
+	chunks := make([]chunk, 0, (len(specs)+size-1)/size)
+	for lo := 0; lo < len(specs); lo += size {
+		chunks = append(chunks, chunk{lo, min(lo+size, len(specs))})
+	}
+
+	parent := ctx
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	results := make([]EpisodeResult, len(specs))
+	var (
+		wg       sync.WaitGroup
+		errOnce  sync.Once
+		firstErr error
+		done     atomic.Int64 // chunks whose results are stored
+	)
+	fail := func(err error) {
+		errOnce.Do(func() {
+			firstErr = err
+			cancel() // stop the other chunks: their RPCs are cancelled
+		})
+	}
+	start := time.Now()
+	for k, ch := range chunks {
+		// Take a slot before starting the goroutine, so that chunks start in
+		// order and a cancelled Rollout starts no more of them.
+		acquired := false
+		select {
+		case c.inFlight <- struct{}{}:
+			acquired = true
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			if acquired {
+				<-c.inFlight
+			}
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-c.inFlight }()
+			if err := c.rolloutChunk(ctx, k, len(chunks), ch, specs, reqs, results); err != nil {
+				fail(err)
+				return
+			}
+			done.Add(1)
+		}()
+	}
+	wg.Wait()
+	if int(done.Load()) == len(chunks) {
+		c.log.Debug().Int("episodes", len(specs)).Int("chunks", len(chunks)).Int("chunk_size", size).
+			Dur("took", time.Since(start)).Msg("rollout done")
+		return results, nil
+	}
+	if err := parent.Err(); err != nil {
+		// The caller gave up; chunk errors are only its consequences.
+		return nil, fmt.Errorf("envclient: rollout of %d episodes: %d of %d chunks done: %w", len(specs), done.Load(), len(chunks), err)
+	}
+	return nil, firstErr
+}
+
+// rolloutChunk runs chunk k and writes its results into results[ch.lo:ch.hi].
+func (c *Client) rolloutChunk(ctx context.Context, k, nChunks int, ch chunk, specs []EpisodeSpec,
+	reqs []*envbridgev1.EpisodeSpec, results []EpisodeResult) error {
+	rpcCtx, cancel := context.WithTimeout(ctx, c.cfg.RolloutTimeout)
+	defer cancel()
+	start := time.Now()
+	resp, err := c.bridge.Rollout(rpcCtx, &envbridgev1.RolloutRequest{Episodes: reqs[ch.lo:ch.hi]}, c.callOpts...)
+	if err != nil {
+		if ctx.Err() != nil {
+			// Cancelled by the caller or by another chunk's failure.
+			return fmt.Errorf("envclient: rollout chunk %d/%d (episodes %d..%d): %w", k+1, nChunks, ch.lo, ch.hi-1, context.Cause(ctx))
+		}
+		c.log.Warn().Err(err).Int("chunk", k).Int("lo", ch.lo).Int("hi", ch.hi).Msg("rollout chunk failed")
+		return fmt.Errorf("envclient: rollout chunk %d/%d (episodes %d..%d of the batch; indices in the bridge's message count from %d): %w",
+			k+1, nChunks, ch.lo, ch.hi-1, ch.lo, err)
+	}
+	got := resp.GetResults()
+	if len(got) != ch.hi-ch.lo {
+		return fmt.Errorf("envclient: rollout chunk %d/%d (episodes %d..%d): %w: %d results for %d episodes",
+			k+1, nChunks, ch.lo, ch.hi-1, ErrProtocol, len(got), ch.hi-ch.lo)
+	}
+	for j, r := range got {
+		i := ch.lo + j
+		res, err := resultFromProto(&specs[i], r)
+		if err != nil {
+			return fmt.Errorf("envclient: rollout chunk %d/%d: episode %d: %w", k+1, nChunks, i, err)
+		}
+		results[i] = res
+	}
+	c.log.Debug().Int("chunk", k).Int("episodes", ch.hi-ch.lo).Dur("took", time.Since(start)).Msg("rollout chunk done")
+	return nil
+}

@@ -1,0 +1,90 @@
+package envclient
+
+// EnvInfo describes one environment as the bridge makes it.
+type EnvInfo struct {
+	// RequestedID is the id as requested (Hopper-v1).
+	RequestedID string
+	// ResolvedID is the gymnasium id actually made (Hopper-v5).
+	ResolvedID string
+	// ResolutionReason says why RequestedID resolved to ResolvedID; empty
+	// when they are equal.
+	ResolutionReason string
+	// ObsDim and ActDim are the observation and action dimensions: a linear
+	// policy for this env has ActDim rows and ObsDim columns.
+	ObsDim, ActDim int
+	// ActionLow and ActionHigh are the action bounds, ActDim entries each.
+	ActionLow, ActionHigh []float64
+	// MaxEpisodeSteps is the env's time limit.
+	MaxEpisodeSteps int
+	// FrameSkip is the number of physics steps per control step.
+	FrameSkip int
+	// Dt is the simulated time per control step, in seconds.
+	Dt float64
+	// PaperThreshold is the reward threshold of the paper's Table 2; it is
+	// meaningful only when HasPaperThreshold is true.
+	PaperThreshold    float64
+	HasPaperThreshold bool
+	// GymnasiumVersion and MujocoVersion are the bridge's library versions.
+	GymnasiumVersion, MujocoVersion string
+}
+
+// EnvList is the set of envs a bridge can make.
+type EnvList struct {
+	// EnvIDs are the gymnasium ids, sorted.
+	EnvIDs []string
+	// Aliases maps paper ids to gymnasium ids (Hopper-v1 -> Hopper-v5).
+	Aliases map[string]string
+}
+
+// Kwargs are keyword arguments for gymnasium.make. A value must be a bool,
+// int, int64, float64 or string; any other type is an error naming the key.
+type Kwargs map[string]any
+
+// EpisodeSpec is one episode to run: an env, a linear policy and a seed.
+//
+// The policy computes action = clip(W · (obs − ObsMean) / ObsStd + Bias) to
+// the action bounds; an ObsStd entry below 1e-7 zeroes that feature.
+type EpisodeSpec struct {
+	// EnvID is a gymnasium id (Hopper-v5) or a paper alias (Hopper-v1).
+	EnvID string
+	// Kwargs are passed to gymnasium.make; nil means none.
+	Kwargs Kwargs
+	// Rows is the action dimension and Cols the observation dimension.
+	Rows, Cols int
+	// W holds Rows × Cols weights, row-major.
+	W []float64
+	// ObsMean and ObsStd hold Cols entries each.
+	ObsMean, ObsStd []float64
+	// Bias holds Rows entries, or none for no bias.
+	Bias []float64
+	// Seed is passed to env.reset(seed=...). Episodes are deterministic
+	// given their spec, which is what makes re-sending a chunk safe.
+	Seed uint64
+	// Horizon is the maximum number of steps; 0 means the env's limit.
+	Horizon int
+	// Shift is the alive-bonus shift: ShiftedReturn = Return − Shift × Length.
+	Shift float64
+}
+
+// EpisodeResult is the outcome of one episode.
+type EpisodeResult struct {
+	// Return is the undiscounted sum of rewards.
+	Return float64
+	// ShiftedReturn is Return − Shift × Length.
+	ShiftedReturn float64
+	// Length is the number of steps taken.
+	Length int
+	// Terminated and Truncated are gymnasium's end-of-episode flags.
+	Terminated, Truncated bool
+	// ObsCount, ObsMean and ObsM2 are the statistics of the raw
+	// observations the policy acted on (count, mean, and sum of squared
+	// deviations per feature), for Chan's exact parallel merge.
+	ObsCount uint64
+	ObsMean  []float64
+	ObsM2    []float64
+	// NonFinite is true when the env produced a NaN or Inf; the episode
+	// stopped there and its returns must not be averaged.
+	NonFinite bool
+	// NonFiniteDetail says what was non-finite and at which step.
+	NonFiniteDetail string
+}
