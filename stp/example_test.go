@@ -1,0 +1,39 @@
+package stp_test
+
+import (
+	"fmt"
+
+	"github.com/stpis/stpis/stp"
+)
+
+// Minimize f(x) = ½(x₀−1)² + 2(x₁+2)² with STP_IS and the
+// finite-difference step rule, evaluating each batch by hand.
+func ExampleStepper() {
+	f := func(x []float64) float64 { return 0.5*(x[0]-1)*(x[0]-1) + 2*(x[1]+2)*(x[1]+2) }
+	s, err := stp.NewStepper([]float64{0, 0}, stp.Settings{
+		Sampling: stp.ISL,
+		L:        []float64{1, 4},
+		Rule:     stp.FiniteDifference,
+		Seed:     1,
+	})
+	if err != nil {
+		panic(err)
+	}
+	for s.Iter() < 20 {
+		b, err := s.Propose()
+		if err != nil {
+			panic(err)
+		}
+		values := make([]float64, len(b.Points))
+		for j, x := range b.Points {
+			values[j] = f(x)
+		}
+		if _, err := s.Tell(values); err != nil {
+			panic(err)
+		}
+	}
+	x := s.X()
+	fmt.Printf("x = [%.3f %.3f], f < 1e-6: %v, evaluations: %d\n", x[0], x[1], s.F() < 1e-6, s.Evaluations())
+	// Output:
+	// x = [1.000 -2.000], f < 1e-6: true, evaluations: 61
+}
