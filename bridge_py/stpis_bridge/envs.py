@@ -1,0 +1,244 @@
+"""Env id resolution, paper aliases and thresholds, descriptions, and ``gym.make``.
+
+The paper (gym 0.9 / mujoco-py) used ``*-v1`` ids that no current gymnasium can
+make; they resolve to the ``*-v5`` environments of the installed gymnasium. This
+module knows nothing about gRPC.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+import mujoco
+import numpy as np
+
+KwargValue = bool | int | float | str
+Kwargs = Mapping[str, KwargValue]
+
+_MUJOCO_ENTRY_PREFIX = "gymnasium.envs.mujoco"
+
+# Paper name -> the gymnasium id that is made.
+_PAPER_ALIASES: dict[str, str] = {
+    "Swimmer-v1": "Swimmer-v5",
+    "Hopper-v1": "Hopper-v5",
+    "HalfCheetah-v1": "HalfCheetah-v5",
+    "Ant-v1": "Ant-v5",
+    "Humanoid-v1": "Humanoid-v5",
+    "Walker2d-v1": "Walker2d-v5",
+}
+
+# Reward thresholds of the paper's Table 2, for the aliases and their targets.
+_PAPER_THRESHOLDS: dict[str, float] = {
+    "Swimmer": 325.0,
+    "Hopper": 3120.0,
+    "HalfCheetah": 3430.0,
+    "Ant": 3580.0,
+    "Humanoid": 6000.0,
+}
+
+# What differs between the paper's v1 task and gymnasium's v5, worth telling a user.
+_V1_DIFFERENCES: dict[str, str] = {
+    "Swimmer": "same 8-dim observation and 2-dim action as v1; reward is forward velocity "
+    "minus 1e-4 x control cost as in v1",
+    "Hopper": "same 11-dim observation and 3-dim action as v1; v5 pays the healthy reward only "
+    "while healthy (v1-v4 paid it every step)",
+    "HalfCheetah": "same 17-dim observation and 6-dim action as v1",
+    "Ant": "v1 observed 111 dims (27 positions/velocities + 84 contact forces, worldbody "
+    "included); v5 observes 105 (the worldbody's 6 always-zero contact forces are excluded; "
+    "include_cfrc_ext_in_observation=False gives 27); v5 always includes the contact cost "
+    "and pays the healthy reward only while healthy",
+    "Humanoid": "v1 observed 376 dims; v5 observes 348 (the worldbody's cinert/cvel/cfrc_ext "
+    "and the root joint's qfrc_actuator, always zero, are excluded); v5 restores the contact "
+    "cost and pays the healthy reward only while healthy",
+    "Walker2d": "same 17-dim observation and 6-dim action as v1; v5 gives both feet friction "
+    "1.9 (v1-v4: left 1.9, right 0.9) and pays the healthy reward only while healthy",
+}
+
+# gym.make parameters a client may not set through kwargs.
+_RESERVED_KWARGS = frozenset(
+    {"disable_env_checker", "render_mode", "apply_api_compatibility", "id", "autoreset"}
+)
+
+GYMNASIUM_VERSION: str = gym.__version__
+MUJOCO_VERSION: str = mujoco.__version__
+
+
+class UnknownEnvError(LookupError):
+    """The env id is neither a MuJoCo id gymnasium can make nor a paper alias."""
+
+    def __init__(self, env_id: str, known: list[str]) -> None:
+        super().__init__(f"unknown env id {env_id!r}; known ids: {', '.join(known)}")
+        self.env_id = env_id
+        self.known = known
+
+
+class BadKwargsError(ValueError):
+    """``gym.make`` rejected the kwargs; the message names the kwarg."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EnvDescription:
+    """What a client needs to know about an env before sending policies."""
+
+    requested_id: str
+    resolved_id: str
+    resolution_reason: str
+    observation_dim: int
+    action_dim: int
+    action_low: tuple[float, ...]
+    action_high: tuple[float, ...]
+    max_episode_steps: int
+    frame_skip: int
+    dt: float
+    paper_reward_threshold: float | None
+    gymnasium_version: str
+    mujoco_version: str
+
+
+def mujoco_env_ids() -> list[str]:
+    """Return the ids registered in gymnasium whose entry point is a MuJoCo env, sorted."""
+    ids = []
+    for env_id, spec in gym.registry.items():
+        entry = spec.entry_point
+        if isinstance(entry, str) and entry.startswith(_MUJOCO_ENTRY_PREFIX):
+            ids.append(env_id)
+    return sorted(ids)
+
+
+def paper_aliases() -> dict[str, str]:
+    """Return the paper aliases whose target gymnasium can make: alias -> gymnasium id."""
+    known = set(mujoco_env_ids())
+    return {alias: target for alias, target in _PAPER_ALIASES.items() if target in known}
+
+
+def known_env_ids() -> list[str]:
+    """Return every id the server accepts (MuJoCo ids and aliases), sorted."""
+    return sorted(set(mujoco_env_ids()) | set(paper_aliases()))
+
+
+def resolve(env_id: str) -> str:
+    """Return the gymnasium id to make for ``env_id``, or raise ``UnknownEnvError``."""
+    aliases = paper_aliases()
+    if env_id in aliases:
+        return aliases[env_id]
+    if env_id in set(mujoco_env_ids()):
+        return env_id
+    raise UnknownEnvError(env_id, known_env_ids())
+
+
+def _family(env_id: str) -> str:
+    return env_id.rsplit("-v", 1)[0]
+
+
+def paper_threshold(requested_id: str, resolved_id: str) -> float | None:
+    """Return the paper's reward threshold for an alias or its v5 target, else None."""
+    if requested_id in _PAPER_ALIASES or resolved_id in _PAPER_ALIASES.values():
+        return _PAPER_THRESHOLDS.get(_family(resolved_id))
+    return None
+
+
+def kwargs_key(kwargs: Kwargs) -> tuple[tuple[str, KwargValue], ...]:
+    """Return a hashable, order-independent cache key for kwargs.
+
+    The type is part of the key so that ``1``, ``1.0`` and ``True`` stay distinct.
+    """
+    return tuple(sorted((k, (type(v).__name__, v)) for k, v in kwargs.items()))  # type: ignore[misc]
+
+
+def make_env(resolved_id: str, kwargs: Kwargs) -> gym.Env[Any, Any]:
+    """Make ``resolved_id`` with ``kwargs``; the env checker is off, the wrappers stay.
+
+    Raises ``BadKwargsError`` naming the kwarg when gymnasium rejects it.
+    """
+    for name in kwargs:
+        if name in _RESERVED_KWARGS:
+            raise BadKwargsError(f"kwargs[{name!r}]: reserved, the bridge sets it itself")
+    try:
+        return gym.make(resolved_id, disable_env_checker=True, **dict(kwargs))
+    except TypeError as exc:
+        bad = [name for name in kwargs if repr(name) in str(exc) or f"'{name}'" in str(exc)]
+        which = f"kwargs[{bad[0]!r}]" if bad else "kwargs"
+        raise BadKwargsError(f"{which}: {resolved_id} rejected it: {exc}") from exc
+    except (ValueError, AssertionError, KeyError, FileNotFoundError, OSError) as exc:
+        names = ", ".join(repr(n) for n in sorted(kwargs)) or "(none)"
+        raise BadKwargsError(
+            f"kwargs: {resolved_id} could not be made with kwargs {names}: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+
+
+def action_bounds(env: gym.Env[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Return the action bounds as float64 arrays."""
+    space = env.action_space
+    assert isinstance(space, gym.spaces.Box)
+    return space.low.astype(np.float64), space.high.astype(np.float64)
+
+
+def _reason(requested_id: str, resolved_id: str, obs_dim: int, act_dim: int, steps: int) -> str:
+    if requested_id == resolved_id:
+        return ""
+    family = _family(resolved_id)
+    threshold = _PAPER_THRESHOLDS.get(family)
+    kept = (
+        f"the paper's reward threshold {threshold:g} is reported for it"
+        if threshold is not None
+        else "the paper gives no reward threshold for it"
+    )
+    diff = _V1_DIFFERENCES.get(family, "")
+    return (
+        f"{requested_id} is the paper's name (gym 0.9 / mujoco-py, which current gymnasium "
+        f"cannot make); gymnasium {GYMNASIUM_VERSION} provides {resolved_id} on mujoco "
+        f"{MUJOCO_VERSION}, so {requested_id} runs as {resolved_id}: observation {obs_dim}-dim, "
+        f"action {act_dim}-dim, {steps} steps per episode; {kept}. "
+        f"Differences from v1: {diff}."
+    )
+
+
+def describe_env(requested_id: str, kwargs: Kwargs) -> EnvDescription:
+    """Resolve and make the env once, and describe it.
+
+    Raises ``UnknownEnvError`` or ``BadKwargsError``.
+    """
+    resolved_id = resolve(requested_id)
+    env = make_env(resolved_id, kwargs)
+    try:
+        obs_space = env.observation_space
+        if not isinstance(obs_space, gym.spaces.Box) or len(obs_space.shape) != 1:
+            raise BadKwargsError(
+                f"{resolved_id}: observation space {obs_space} is not a flat Box; "
+                "a linear policy cannot act on it"
+            )
+        low, high = action_bounds(env)
+        obs_dim = int(obs_space.shape[0])
+        act_dim = int(low.shape[0])
+        steps = env.spec.max_episode_steps if env.spec is not None else None
+        unwrapped: Any = env.unwrapped
+        return EnvDescription(
+            requested_id=requested_id,
+            resolved_id=resolved_id,
+            resolution_reason=_reason(requested_id, resolved_id, obs_dim, act_dim, steps or 0),
+            observation_dim=obs_dim,
+            action_dim=act_dim,
+            action_low=tuple(float(x) for x in low),
+            action_high=tuple(float(x) for x in high),
+            max_episode_steps=int(steps or 0),
+            frame_skip=int(getattr(unwrapped, "frame_skip", 0)),
+            dt=float(getattr(unwrapped, "dt", 0.0)),
+            paper_reward_threshold=paper_threshold(requested_id, resolved_id),
+            gymnasium_version=GYMNASIUM_VERSION,
+            mujoco_version=MUJOCO_VERSION,
+        )
+    finally:
+        env.close()
+
+
+def installed_version(dist: str) -> str:
+    """Return the installed version of a distribution, or "unknown"."""
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,183 @@
+"""One episode under a linear policy: a pure function of (env, policy, seed, horizon).
+
+The action is ``clip(W · ((obs − mean) / std) + bias, low, high)`` where a feature
+whose std is below ``STD_EPSILON`` contributes 0. The scaling is folded into ``W``
+once per episode so that a step costs one matrix-vector product, one add and a clip.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Protocol
+
+import numpy as np
+
+STD_EPSILON = 1e-7
+_INITIAL_OBS_ROWS = 1024
+
+
+class StepEnv(Protocol):
+    """The part of the gymnasium Env API an episode uses."""
+
+    def reset(self, *, seed: int | None = None) -> tuple[Any, dict[str, Any]]:
+        """Reset the env and return the first observation."""
+        ...
+
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
+        """Step the env."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearPolicy:
+    """A linear policy: ``weights`` is (rows, cols); the rest are float64 vectors."""
+
+    weights: np.ndarray
+    obs_mean: np.ndarray
+    obs_std: np.ndarray
+    bias: np.ndarray | None = None
+
+    def folded(self) -> tuple[np.ndarray, np.ndarray]:
+        """Return (W', b') with ``W' obs + b' == W ((obs − mean) / std) + bias``.
+
+        Columns with std below ``STD_EPSILON`` are zero in ``W'`` and do not enter ``b'``.
+        """
+        w = np.asarray(self.weights, dtype=np.float64)
+        std = np.asarray(self.obs_std, dtype=np.float64)
+        mean = np.asarray(self.obs_mean, dtype=np.float64)
+        keep = std >= STD_EPSILON
+        inv_std = np.zeros_like(std)
+        np.divide(1.0, std, out=inv_std, where=keep)
+        w_scaled = np.ascontiguousarray(w * inv_std[np.newaxis, :])
+        mean_kept = np.where(keep, mean, 0.0)
+        b = -(w_scaled @ mean_kept)
+        if self.bias is not None and len(self.bias) > 0:
+            b = b + np.asarray(self.bias, dtype=np.float64)
+        return w_scaled, np.ascontiguousarray(b)
+
+
+@dataclasses.dataclass
+class EpisodeOutcome:
+    """The result of one episode; ``obs_*`` are statistics of the observations acted on."""
+
+    total_return: float
+    shifted_return: float
+    length: int
+    terminated: bool
+    truncated: bool
+    obs_count: int
+    obs_mean: np.ndarray
+    obs_m2: np.ndarray
+    non_finite: bool = False
+    non_finite_detail: str = ""
+
+
+def _non_finite_what(name: str, obs: np.ndarray) -> str:
+    bad = np.flatnonzero(~np.isfinite(obs))
+    i = int(bad[0])
+    kind = "NaN" if math.isnan(obs[i]) else ("+Inf" if obs[i] > 0 else "-Inf")
+    more = f" (and {len(bad) - 1} more features)" if len(bad) > 1 else ""
+    return f"{name}[{i}] {kind}{more}"
+
+
+def _finite(obs: np.ndarray) -> bool:
+    # A dot product is one BLAS call; it is finite iff every feature is finite,
+    # except when finite features overflow, so fall back to the exact test then.
+    if math.isfinite(obs @ obs):
+        return True
+    return bool(np.isfinite(obs).all())
+
+
+def run_episode(
+    env: StepEnv,
+    policy: LinearPolicy,
+    *,
+    seed: int,
+    horizon: int,
+    shift: float,
+    action_low: np.ndarray,
+    action_high: np.ndarray,
+) -> EpisodeOutcome:
+    """Run one episode of at most ``horizon`` steps and return its outcome.
+
+    The episode stops at ``horizon`` steps (reported as truncated), when the env
+    terminates or truncates, or at the first non-finite reward or observation: then
+    ``non_finite`` is set, the non-finite reward is not added, and the non-finite
+    observation is not recorded.
+    """
+    w, b = policy.folded()
+    low = np.asarray(action_low, dtype=np.float64)
+    high = np.asarray(action_high, dtype=np.float64)
+    obs_dim = w.shape[1]
+    rows = max(1, min(horizon, _INITIAL_OBS_ROWS))
+    recorded = np.empty((rows, obs_dim), dtype=np.float64)
+
+    total = 0.0
+    length = 0
+    terminated = False
+    truncated = False
+    detail = ""
+
+    obs_raw, _ = env.reset(seed=seed)
+    obs = np.asarray(obs_raw, dtype=np.float64)
+    if obs.shape != (obs_dim,):
+        raise ValueError(f"observation shape {obs.shape} does not match policy cols {obs_dim}")
+    if not _finite(obs):
+        detail = f"{_non_finite_what('observation', obs)} at reset"
+
+    step = env.step
+    matvec = w.dot
+    maximum = np.maximum
+    minimum = np.minimum
+    isfinite = math.isfinite
+    while not detail and length < horizon:
+        if length == recorded.shape[0]:
+            grown = np.empty((min(2 * length, horizon), obs_dim), dtype=np.float64)
+            grown[:length] = recorded
+            recorded = grown
+        recorded[length] = obs
+        action = matvec(obs)
+        action += b
+        maximum(action, low, out=action)
+        minimum(action, high, out=action)
+        obs_raw, reward, terminated, truncated, _ = step(action)
+        length += 1
+        r = float(reward)
+        if not isfinite(r):
+            detail = f"reward {r!r} at step {length - 1}".replace("nan", "NaN").replace(
+                "inf", "Inf"
+            )
+            break
+        total += r
+        obs = np.asarray(obs_raw, dtype=np.float64)
+        if not _finite(obs):
+            detail = f"{_non_finite_what('observation', obs)} after step {length - 1}"
+            break
+        if terminated or truncated:
+            break
+    else:
+        if not detail and length >= horizon and not terminated:
+            truncated = True
+
+    terminated = bool(terminated)
+    truncated = bool(truncated)
+    acted = recorded[:length]
+    if length > 0:
+        mean = acted.mean(axis=0)
+        m2 = ((acted - mean) ** 2).sum(axis=0)
+    else:
+        mean = np.zeros(obs_dim, dtype=np.float64)
+        m2 = np.zeros(obs_dim, dtype=np.float64)
+    return EpisodeOutcome(
+        total_return=total,
+        shifted_return=total - shift * length,
+        length=length,
+        terminated=terminated,
+        truncated=truncated,
+        obs_count=length,
+        obs_mean=mean,
+        obs_m2=m2,
+        non_finite=bool(detail),
+        non_finite_detail=detail,
+    )

@@ -1,0 +1,284 @@
+"""The gRPC servicer: validates requests, maps them to pool tasks, and sets status codes.
+
+The env logic lives in ``envs``, ``rollout`` and ``pool``; this module only
+translates between protobuf messages and those, and reports every bad request
+with a precise status and a message naming the field and the episode index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import NoReturn
+
+import grpc
+import numpy as np
+
+from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
+from stpis_bridge import envs
+from stpis_bridge.pool import (
+    BatchCancelledError,
+    PoolClosedError,
+    PoolError,
+    TaskFailedError,
+    WorkerCrashedError,
+    WorkerPool,
+)
+from stpis_bridge.rollout import EpisodeOutcome, LinearPolicy
+from stpis_bridge.worker import EpisodeTask
+
+_LOG = logging.getLogger(__name__)
+
+SERVICE_NAME = envbridge_pb2.DESCRIPTOR.services_by_name["EnvBridgeService"].full_name
+
+DEFAULT_MAX_EPISODES_PER_CALL = 4096
+DEFAULT_MAX_HORIZON = 10_000
+DEFAULT_MAX_WEIGHTS = 1_000_000
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Limits:
+    """Per-call limits; each is named after the CLI flag that sets it."""
+
+    max_episodes_per_call: int = DEFAULT_MAX_EPISODES_PER_CALL
+    max_horizon: int = DEFAULT_MAX_HORIZON
+    max_weights: int = DEFAULT_MAX_WEIGHTS
+
+    def validate(self) -> None:
+        """Raise ValueError when a limit is not positive."""
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if not isinstance(value, int) or value < 1:
+                flag = "--" + field.name.replace("_", "-")
+                raise ValueError(f"{flag} must be a positive integer, got {value!r}")
+
+
+class _Invalid(Exception):
+    """A request problem: the status code and the message to return."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _kwargs(
+    field: str, kwargs: Mapping[str, envbridge_pb2.KwargValue]
+) -> dict[str, envs.KwargValue]:
+    out: dict[str, envs.KwargValue] = {}
+    for name in sorted(kwargs):
+        value = kwargs[name]
+        kind = value.WhichOneof("kind")
+        if kind is None:
+            raise _Invalid(grpc.StatusCode.INVALID_ARGUMENT, f"{field}[{name!r}]: no value is set")
+        out[name] = getattr(value, kind)
+    return out
+
+
+def _vector(field: str, values: object, expected: int, shape: str) -> np.ndarray:
+    arr = np.asarray(list(values), dtype=np.float64)  # type: ignore[call-overload]
+    if arr.shape[0] != expected:
+        raise _Invalid(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"{field}: expected {expected} entries ({shape}), got {arr.shape[0]}",
+        )
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise _Invalid(
+            grpc.StatusCode.INVALID_ARGUMENT,
+            f"{field}[{int(bad[0])}]: {arr[bad[0]]!r} is not finite "
+            f"({bad.size} non-finite entries)",
+        )
+    return arr
+
+
+class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
+    """Implements envbridge.v1.EnvBridgeService on a ``WorkerPool``."""
+
+    def __init__(self, pool: WorkerPool, limits: Limits) -> None:
+        limits.validate()
+        self._pool = pool
+        self._limits = limits
+        self._descriptions: dict[tuple[str, object], envs.EnvDescription] = {}
+        self._lock = threading.Lock()
+
+    # Env descriptions are made once per (id, kwargs) in the server process and cached.
+
+    def _describe(
+        self, field: str, env_id: str, kwargs: dict[str, envs.KwargValue]
+    ) -> envs.EnvDescription:
+        key = (env_id, envs.kwargs_key(kwargs))
+        with self._lock:
+            hit = self._descriptions.get(key)
+        if hit is not None:
+            return hit
+        try:
+            desc = envs.describe_env(env_id, kwargs)
+        except envs.UnknownEnvError as exc:
+            raise _Invalid(grpc.StatusCode.NOT_FOUND, f"{field}env_id: {exc}") from exc
+        except envs.BadKwargsError as exc:
+            raise _Invalid(grpc.StatusCode.INVALID_ARGUMENT, f"{field}{exc}") from exc
+        with self._lock:
+            self._descriptions[key] = desc
+        return desc
+
+    def Describe(  # noqa: N802  (gRPC method name)
+        self, request: envbridge_pb2.DescribeRequest, context: grpc.ServicerContext
+    ) -> envbridge_pb2.DescribeResponse:
+        """Resolve an env id and report its spaces and limits."""
+        try:
+            kwargs = _kwargs("kwargs", request.kwargs)
+            d = self._describe("", request.env_id, kwargs)
+        except _Invalid as exc:
+            _abort(context, exc)
+        resp = envbridge_pb2.DescribeResponse(
+            requested_id=d.requested_id,
+            resolved_id=d.resolved_id,
+            resolution_reason=d.resolution_reason,
+            observation_dim=d.observation_dim,
+            action_dim=d.action_dim,
+            action_low=d.action_low,
+            action_high=d.action_high,
+            max_episode_steps=d.max_episode_steps,
+            frame_skip=d.frame_skip,
+            gymnasium_version=d.gymnasium_version,
+            mujoco_version=d.mujoco_version,
+            dt=d.dt,
+        )
+        if d.paper_reward_threshold is not None:
+            resp.paper_reward_threshold = d.paper_reward_threshold
+        return resp
+
+    def ListEnvs(  # noqa: N802  (gRPC method name)
+        self, request: envbridge_pb2.ListEnvsRequest, context: grpc.ServicerContext
+    ) -> envbridge_pb2.ListEnvsResponse:
+        """List the env ids this server can make, with the paper aliases."""
+        return envbridge_pb2.ListEnvsResponse(
+            env_ids=envs.known_env_ids(), aliases=envs.paper_aliases()
+        )
+
+    def _task(self, i: int, spec: envbridge_pb2.EpisodeSpec) -> EpisodeTask:
+        field = f"episodes[{i}]"
+        kwargs = _kwargs(f"{field}.kwargs", spec.kwargs)
+        d = self._describe(f"{field}.", spec.env_id, kwargs)
+        lim = self._limits
+
+        horizon = spec.horizon or d.max_episode_steps or lim.max_horizon
+        if horizon > lim.max_horizon:
+            what = "horizon" if spec.horizon else "horizon (0: the env's max_episode_steps)"
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{field}.{what}: {horizon} exceeds the limit --max-horizon={lim.max_horizon}",
+            )
+        if not np.isfinite(spec.shift):
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT, f"{field}.shift: {spec.shift!r} is not finite"
+            )
+
+        p = spec.policy
+        pf = f"{field}.policy"
+        n_weights = len(p.weights)
+        if n_weights > lim.max_weights or p.rows * p.cols > lim.max_weights:
+            n = max(n_weights, p.rows * p.cols)
+            raise _Invalid(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"{pf}.weights: {n} entries exceed the limit --max-weights={lim.max_weights}",
+            )
+        rows, cols = d.action_dim, d.observation_dim
+        if p.rows != rows:
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{pf}.rows: expected {rows} (the action dim of {d.resolved_id}), got {p.rows}",
+            )
+        if p.cols != cols:
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{pf}.cols: expected {cols} (the observation dim of {d.resolved_id}), "
+                f"got {p.cols}",
+            )
+        shape = f"{rows}x{cols}"
+        weights = _vector(f"{pf}.weights", p.weights, rows * cols, shape).reshape(rows, cols)
+        mean = _vector(f"{pf}.obs_mean", p.obs_mean, cols, f"observation dim {cols}")
+        std = _vector(f"{pf}.obs_std", p.obs_std, cols, f"observation dim {cols}")
+        negative = np.flatnonzero(std < 0)
+        if negative.size:
+            j = int(negative[0])
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT, f"{pf}.obs_std[{j}]: negative ({std[j]!r})"
+            )
+        bias = None
+        if len(p.bias):
+            bias = _vector(f"{pf}.bias", p.bias, rows, f"empty or action dim {rows}")
+        return EpisodeTask(
+            env_id=d.resolved_id,
+            kwargs=tuple(sorted(kwargs.items())),
+            policy=LinearPolicy(weights=weights, obs_mean=mean, obs_std=std, bias=bias),
+            seed=int(spec.seed),
+            horizon=int(horizon),
+            shift=float(spec.shift),
+        )
+
+    def Rollout(  # noqa: N802  (gRPC method name)
+        self, request: envbridge_pb2.RolloutRequest, context: grpc.ServicerContext
+    ) -> envbridge_pb2.RolloutResponse:
+        """Run a batch of episodes; results in request order, or the call fails."""
+        n = len(request.episodes)
+        limit = self._limits.max_episodes_per_call
+        try:
+            if n > limit:
+                raise _Invalid(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    f"episodes: {n} episodes exceed the limit --max-episodes-per-call={limit}",
+                )
+            tasks = [self._task(i, spec) for i, spec in enumerate(request.episodes)]
+        except _Invalid as exc:
+            _abort(context, exc)
+        if not tasks:
+            return envbridge_pb2.RolloutResponse()
+
+        start = time.monotonic()
+        try:
+            handle = self._pool.submit(tasks, tag=context.peer())
+        except PoolError as exc:
+            context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        context.add_callback(handle.cancel)
+        try:
+            outcomes = handle.wait()
+        except WorkerCrashedError as exc:
+            _LOG.warning("Rollout of %d episodes failed: %s", n, exc)
+            context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        except (PoolClosedError, BatchCancelledError) as exc:
+            context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        except TaskFailedError as exc:
+            _LOG.error("Rollout of %d episodes failed: %s", n, exc)
+            context.abort(grpc.StatusCode.INTERNAL, str(exc))
+        except PoolError as exc:
+            _LOG.error("Rollout of %d episodes failed: %s", n, exc)
+            context.abort(grpc.StatusCode.INTERNAL, str(exc))
+        _LOG.debug("Rollout: %d episodes in %.3fs", n, time.monotonic() - start)
+        return envbridge_pb2.RolloutResponse(results=[_result(o) for o in outcomes])
+
+
+def _result(o: EpisodeOutcome) -> envbridge_pb2.EpisodeResult:
+    return envbridge_pb2.EpisodeResult(
+        total_return=o.total_return,
+        shifted_return=o.shifted_return,
+        length=o.length,
+        terminated=o.terminated,
+        truncated=o.truncated,
+        obs_stats=envbridge_pb2.ObsStats(
+            count=o.obs_count, mean=o.obs_mean.tolist(), m2=o.obs_m2.tolist()
+        ),
+        non_finite=o.non_finite,
+        non_finite_detail=o.non_finite_detail,
+    )
+
+
+def _abort(context: grpc.ServicerContext, exc: _Invalid) -> NoReturn:
+    _LOG.info("rejected request: %s: %s", exc.code.name, exc.message)
+    context.abort(exc.code, exc.message)
+    raise AssertionError("unreachable")  # context.abort raises
