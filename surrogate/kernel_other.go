@@ -1,0 +1,12 @@
+//go:build !amd64
+
+package surrogate
+
+const useAVX2 = false
+
+func kern8x6(k int, a, b []float64, ldb int, c *[kernRows * kernCols]float64) {
+	if k <= 0 {
+		return
+	}
+	kern8x6Go(k, a, b, ldb, c)
+}
