@@ -1,0 +1,18 @@
+// Package report turns the trainer's run directories into the paper's
+// figures: the reward-against-episodes plot of Figure 4 and the
+// episodes-to-threshold table of Table 2 of "A Stochastic Derivative-Free
+// Optimization Method with Importance Sampling" (AAAI 2020).
+//
+// A run directory holds run.json (the run's settings: env, method, step
+// rule, label, seed, threshold), curve.jsonl (one zerolog JSON line per
+// iteration, with eval_mean/eval_std on the iterations where the policy was
+// evaluated) and, once the run finished, result.json. Load finds run
+// directories recursively and parses them; a truncated last curve line (a run
+// killed mid-write) is skipped. Plot draws, for each (env, label) group, the
+// mean over seeds with a ±1 std band on a common grid of episodes, one PNG
+// per env. Table renders the Markdown episodes-to-threshold table, optionally
+// beside the paper's published numbers.
+//
+// The package reads files only; it imports no other package of this module,
+// so it can be used on run directories copied off the training machines.
+package report

@@ -1,0 +1,290 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// taskOrder is the row order of the paper's Table 2, then Walker2d.
+var taskOrder = []string{"Swimmer", "Hopper", "HalfCheetah", "Ant", "Humanoid", "Walker2d"}
+
+// methodOrder is the column order of the paper's Table 2 for our methods.
+var methodOrder = []string{"STP fixed", "STP_IS fixed", "STP adaptive", "STP_IS adaptive", "ARS V2-t"}
+
+// paperMethods are the columns of the published Table 2 that we reproduce
+// figures for (NG-lin and TRPO-nn are left out).
+var paperMethods = []string{"STP fixed", "STP_IS fixed", "STP adaptive", "STP_IS adaptive", "ARS V1-t", "ARS V2-t"}
+
+type paperRow struct {
+	threshold float64
+	episodes  map[string]int // 0 means N/A in the paper
+}
+
+// paperTable2 is the paper's Table 2 (episodes to reach the threshold,
+// v1 tasks), for the methods in paperMethods.
+var paperTable2 = map[string]paperRow{
+	"Swimmer":     {325, pm(320, 110, 200, 90, 100, 427)},
+	"Hopper":      {3120, pm(3970, 2400, 3720, 1870, 51840, 1973)},
+	"HalfCheetah": {3430, pm(13760, 4420, 5040, 2710, 8106, 1707)},
+	"Ant":         {3580, pm(107220, 43860, 96980, 26480, 58133, 20800)},
+	"Humanoid":    {6000, pm(0, 530200, 0, 296800, 0, 142600)},
+}
+
+func pm(v ...int) map[string]int {
+	m := make(map[string]int, len(v))
+	for i, x := range v {
+		m[paperMethods[i]] = x
+	}
+	return m
+}
+
+// PaperEpisodes returns the published episodes-to-threshold of the paper's
+// Table 2 for env (mapped to the paper's task by its name without version,
+// so Hopper-v1 and Hopper-v5 both give Hopper) and a method label. ok is
+// false when the paper has no such entry; na is true when the paper
+// reports N/A (never reached).
+func PaperEpisodes(env, label string) (episodes int, na, ok bool) {
+	row, found := paperTable2[TaskName(env)]
+	if !found {
+		return 0, false, false
+	}
+	v, found := row.episodes[label]
+	if !found {
+		return 0, false, false
+	}
+	return v, v == 0, true
+}
+
+// PaperThreshold returns the paper's reward threshold for env's task.
+func PaperThreshold(env string) (float64, bool) {
+	row, ok := paperTable2[TaskName(env)]
+	return row.threshold, ok
+}
+
+// TaskName strips the version suffix from a gym env id:
+// "Hopper-v5" -> "Hopper", "HalfCheetah-v1" -> "HalfCheetah".
+func TaskName(env string) string {
+	if i := strings.LastIndex(env, "-v"); i > 0 {
+		if _, err := strconv.Atoi(env[i+2:]); err == nil {
+			return env[:i]
+		}
+	}
+	return env
+}
+
+func rank(list []string, s string) int {
+	for i, x := range list {
+		if x == s {
+			return i
+		}
+	}
+	return len(list)
+}
+
+// envLess orders envs as the paper's rows (Swimmer, Hopper, HalfCheetah, Ant,
+// Humanoid), then Walker2d, then the others by name.
+func envLess(a, b string) bool {
+	ra, rb := rank(taskOrder, TaskName(a)), rank(taskOrder, TaskName(b))
+	if ra != rb {
+		return ra < rb
+	}
+	return a < b
+}
+
+// labelLess orders labels as the paper's columns, unknown labels last by name.
+func labelLess(a, b string) bool {
+	ra, rb := rank(methodOrder, a), rank(methodOrder, b)
+	if ra != rb {
+		return ra < rb
+	}
+	return a < b
+}
+
+// TableOptions configures Table.
+type TableOptions struct {
+	// Paper adds the paper's published Table 2 figures beside ours: a
+	// "paper threshold" column and a "paper <method>" column after each
+	// of our method columns.
+	Paper bool
+}
+
+// Cell summarises one (env, method) cell of the table.
+type Cell struct {
+	Total   int       // seeds (runs) in the cell
+	Reached int       // seeds that reached the threshold
+	Median  float64   // median episodes to threshold over the seeds that reached it
+	Mean    float64   // mean over the same seeds
+	Values  []float64 // episodes to threshold of the seeds that reached it, sorted
+}
+
+// String formats the cell as "1870 (mean 1904, 5/5)", or "N/A (0/5)".
+func (c Cell) String() string {
+	if c.Reached == 0 {
+		return fmt.Sprintf("N/A (0/%d)", c.Total)
+	}
+	return fmt.Sprintf("%s (mean %s, %d/%d)", fmtNum(c.Median), fmtNum(c.Mean), c.Reached, c.Total)
+}
+
+// Summarize computes the cell for a set of runs (normally the seeds of one
+// env and method).
+func Summarize(runs []Run) Cell {
+	c := Cell{Total: len(runs)}
+	for _, r := range runs {
+		if r.Reached {
+			c.Values = append(c.Values, float64(r.EpisodesToThreshold))
+		}
+	}
+	c.Reached = len(c.Values)
+	if c.Reached == 0 {
+		return c
+	}
+	sort.Float64s(c.Values)
+	n := len(c.Values)
+	if n%2 == 1 {
+		c.Median = c.Values[n/2]
+	} else {
+		c.Median = (c.Values[n/2-1] + c.Values[n/2]) / 2
+	}
+	sum := 0.0
+	for _, v := range c.Values {
+		sum += v
+	}
+	c.Mean = sum / float64(n)
+	return c
+}
+
+// fmtNum prints whole numbers without decimals and others with one.
+func fmtNum(v float64) string {
+	if math.Abs(v-math.Round(v)) < 1e-9 {
+		return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// Table renders the episodes-to-threshold table in the layout of the
+// paper's Table 2, as Markdown: one row per env (as requested, e.g.
+// Hopper-v1), ordered Swimmer, Hopper, HalfCheetah, Ant, Humanoid, Walker2d,
+// then others; a Threshold column; then one column per method present in the
+// runs, in the order STP fixed, STP_IS fixed, STP adaptive, STP_IS adaptive,
+// ARS V2-t (other labels after, by name). A cell with no runs is "—". A
+// footnote line under the table says how cells are computed.
+func Table(runs []Run, opts TableOptions) (string, error) {
+	if len(runs) == 0 {
+		return "", fmt.Errorf("report: table: no runs")
+	}
+	type key struct{ env, label string }
+	groups := map[key][]Run{}
+	envSet := map[string]bool{}
+	labelSet := map[string]bool{}
+	for _, r := range runs {
+		label := r.Meta.Label
+		if label == "" {
+			label = DeriveLabel(r.Meta.Method, r.Meta.Step)
+		}
+		k := key{r.Meta.Env, label}
+		groups[k] = append(groups[k], r)
+		envSet[r.Meta.Env] = true
+		labelSet[label] = true
+	}
+	envs := sortedKeys(envSet, envLess)
+	labels := sortedKeys(labelSet, labelLess)
+
+	header := []string{"Task", "Threshold"}
+	if opts.Paper {
+		header = append(header, "paper threshold")
+	}
+	for _, l := range labels {
+		header = append(header, l)
+		if opts.Paper {
+			header = append(header, "paper "+l)
+		}
+	}
+
+	var sb strings.Builder
+	writeRow := func(cells []string) {
+		sb.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	writeRow(header)
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = "---"
+	}
+	writeRow(sep)
+
+	for _, env := range envs {
+		name := env
+		if name == "" {
+			name = "(unknown env)"
+		}
+		row := []string{name, thresholdCell(runs, env)}
+		if opts.Paper {
+			if t, ok := PaperThreshold(env); ok {
+				row = append(row, fmtNum(t))
+			} else {
+				row = append(row, "—")
+			}
+		}
+		for _, l := range labels {
+			g := groups[key{env, l}]
+			if len(g) == 0 {
+				row = append(row, "—")
+			} else {
+				row = append(row, Summarize(g).String())
+			}
+			if opts.Paper {
+				row = append(row, paperCell(env, l))
+			}
+		}
+		writeRow(row)
+	}
+	sb.WriteString("\nCells: median episodes to reach the threshold over the seeds that reached it " +
+		"(mean over the same seeds, seeds that reached it / seeds run); " +
+		"N/A: no seed reached it; —: no runs.\n")
+	if opts.Paper {
+		sb.WriteString("Paper columns: the published Table 2 (v1 tasks, 5 seeds; " +
+			"the paper's task is matched by the env name without version); N/A as published.\n")
+	}
+	return sb.String(), nil
+}
+
+func paperCell(env, label string) string {
+	v, na, ok := PaperEpisodes(env, label)
+	switch {
+	case !ok:
+		return "—"
+	case na:
+		return "N/A"
+	default:
+		return strconv.Itoa(v)
+	}
+}
+
+// thresholdCell gives the threshold of env's runs; differing thresholds are
+// all listed.
+func thresholdCell(runs []Run, env string) string {
+	var ts []string
+	seen := map[float64]bool{}
+	for _, r := range runs {
+		if r.Meta.Env != env || !r.Meta.HasThreshold || seen[r.Meta.Threshold] {
+			continue
+		}
+		seen[r.Meta.Threshold] = true
+		ts = append(ts, fmtNum(r.Meta.Threshold))
+	}
+	if len(ts) == 0 {
+		return "—"
+	}
+	return strings.Join(ts, ", ")
+}
+
+func sortedKeys(set map[string]bool, less func(a, b string) bool) []string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return less(keys[i], keys[j]) })
+	return keys
+}
