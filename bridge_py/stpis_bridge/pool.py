@@ -158,16 +158,20 @@ class WorkerPool:
             self._workers = [self._spawn(i) for i in range(self._size)]
         self._thread = threading.Thread(target=self._dispatch, name="pool-dispatch", daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + _START_TIMEOUT_S
+        self.wait_ready(_START_TIMEOUT_S)
+        _LOG.info("worker pool ready: %d workers, pids %s", self._size, self.worker_pids())
+
+    def wait_ready(self, timeout: float) -> None:
+        """Wait until every worker (replacements included) is ready to take tasks."""
+        deadline = time.monotonic() + timeout
         with self._changed:
             while not all(w.ready for w in self._workers):
-                left = deadline - time.monotonic()
                 if self._broken is not None:
                     raise PoolError(self._broken)
+                left = deadline - time.monotonic()
                 if left <= 0 or self._closing:
-                    raise PoolError(f"workers not ready after {_START_TIMEOUT_S:.0f}s")
+                    raise PoolError(f"workers not ready after {timeout:.0f}s")
                 self._changed.wait(left)
-        _LOG.info("worker pool ready: %d workers, pids %s", self._size, self.worker_pids())
 
     def worker_pids(self) -> list[int]:
         """Return the pids of the current workers, by worker index."""
