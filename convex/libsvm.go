@@ -1,0 +1,131 @@
+package convex
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ErrFormat is wrapped by every LIBSVM parse error; the message gives the
+// line number.
+var ErrFormat = errors.New("convex: bad LIBSVM data")
+
+// Dataset is a sparse data set read from a LIBSVM/svmlight file. Feature
+// indices are stored 0-based (the file's are 1-based).
+type Dataset struct {
+	Labels   []float64
+	Index    [][]int     // Index[r] are the sorted feature indices of row r
+	Value    [][]float64 // Value[r][k] is the value of feature Index[r][k]
+	Features int         // largest feature index in the file (1-based)
+}
+
+// Rows returns the number of rows.
+func (d *Dataset) Rows() int { return len(d.Labels) }
+
+// ReadLIBSVM reads "label idx:val idx:val ..." lines. Indices are 1-based
+// and strictly increasing within a line; blank lines and text after '#'
+// are ignored. A malformed line gives an error wrapping ErrFormat with
+// its line number.
+func ReadLIBSVM(r io.Reader) (*Dataset, error) {
+	d := &Dataset{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 1<<26)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if k := strings.IndexByte(text, '#'); k >= 0 {
+			text = text[:k]
+		}
+		fields := strings.Fields(text)
+		if len(fields) == 0 {
+			continue
+		}
+		label, err := strconv.ParseFloat(fields[0], 64)
+		if err != nil || math.IsNaN(label) || math.IsInf(label, 0) {
+			return nil, fmt.Errorf("%w: line %d: bad label %q", ErrFormat, line, fields[0])
+		}
+		idx := make([]int, 0, len(fields)-1)
+		val := make([]float64, 0, len(fields)-1)
+		for _, f := range fields[1:] {
+			is, vs, ok := strings.Cut(f, ":")
+			if !ok {
+				return nil, fmt.Errorf("%w: line %d: %q is not index:value", ErrFormat, line, f)
+			}
+			i, err := strconv.Atoi(is)
+			if err != nil || i < 1 {
+				return nil, fmt.Errorf("%w: line %d: bad index %q (1-based)", ErrFormat, line, is)
+			}
+			if len(idx) > 0 && i-1 <= idx[len(idx)-1] {
+				return nil, fmt.Errorf("%w: line %d: index %d not increasing", ErrFormat, line, i)
+			}
+			v, err := strconv.ParseFloat(vs, 64)
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: line %d: bad value %q", ErrFormat, line, vs)
+			}
+			idx = append(idx, i-1)
+			val = append(val, v)
+			d.Features = max(d.Features, i)
+		}
+		d.Labels = append(d.Labels, label)
+		d.Index = append(d.Index, idx)
+		d.Value = append(d.Value, val)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("convex: reading line %d: %w", line+1, err)
+	}
+	return d, nil
+}
+
+// ReadLIBSVMFile reads a LIBSVM file.
+func ReadLIBSVMFile(path string) (*Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("convex: %w", err)
+	}
+	defer f.Close()
+	d, err := ReadLIBSVM(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+// BinaryLabels returns the labels mapped to ±1: the smaller of the two
+// distinct labels becomes −1 and the larger +1 (mushrooms' 1/2 → −1/+1;
+// ±1 labels are unchanged). More than two distinct labels is an error.
+func (d *Dataset) BinaryLabels() ([]float64, error) {
+	distinct := slices.Compact(slices.Sorted(slices.Values(d.Labels)))
+	if len(distinct) > 2 {
+		return nil, fmt.Errorf("%w: %d distinct labels, want 2", ErrFormat, len(distinct))
+	}
+	out := make([]float64, len(d.Labels))
+	for r, l := range d.Labels {
+		out[r] = 1
+		if len(distinct) == 2 && l == distinct[0] {
+			out[r] = -1
+		}
+	}
+	return out, nil
+}
+
+// Columns returns the data as dense columns: Columns()[j][r] is feature j
+// of row r (m = Rows(), n = Features).
+func (d *Dataset) Columns() [][]float64 {
+	cols := make([][]float64, d.Features)
+	for j := range cols {
+		cols[j] = make([]float64, d.Rows())
+	}
+	for r := range d.Index {
+		for k, j := range d.Index[r] {
+			cols[j][r] = d.Value[r][k]
+		}
+	}
+	return cols
+}
