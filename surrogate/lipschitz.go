@@ -20,7 +20,7 @@ const (
 var ErrNonFiniteL = errors.New("surrogate: non-finite Lipschitz estimate")
 
 // LipschitzGlobal returns, for each direction d_i, the global bound
-// σ_y · max|tanh''| · Σ_h |w2_h| (W1 diag(1/σ_x) d_i)_h², an upper bound on the
+// σ_y · max|tanh”| · Σ_h |w2_h| (W1 diag(1/σ_x) d_i)_h², an upper bound on the
 // second derivative of f̂ along d_i anywhere, floored as documented in the
 // package documentation.
 func (m *Model) LipschitzGlobal(dirs Directions) ([]float64, error) {

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 )
 
-// maxTanh2 is max_x |tanh''(x)| = 4/(3√3), reached at tanh(x) = ±1/√3.
+// maxTanh2 is max_x |tanh”(x)| = 4/(3√3), reached at tanh(x) = ±1/√3.
 var maxTanh2 = 4 / (3 * math.Sqrt(3))
 
 // PCG stream constants for the three generators derived from Config.Seed.
@@ -427,7 +427,7 @@ func (m *Model) Gradient(x, dst []float64) error {
 	return nil
 }
 
-// curvCoef writes σ_y w2_h tanh''(h) at x into c.
+// curvCoef writes σ_y w2_h tanh”(h) at x into c.
 func (m *Model) curvCoef(x, c []float64) {
 	m.hidden(x, c)
 	_, _, w2, _ := m.params(m.theta)
