@@ -1,0 +1,243 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/stpis/stpis/ars"
+	"github.com/stpis/stpis/envclient"
+)
+
+// Method is the optimizer a run uses.
+type Method string
+
+// The methods.
+const (
+	STP   Method = "stp"
+	STPIS Method = "stp_is"
+	ARS   Method = "ars"
+)
+
+// Step is the step-size rule of STP and STP_IS.
+type Step string
+
+// The step rules of the paper's RL table.
+const (
+	// Adaptive is Theorem 1's decaying α0 / (v_i √(k+1)), with IS-sqrt
+	// sampling for STP_IS.
+	Adaptive Step = "adaptive"
+	// Fixed is Theorem 2's ε / (n v_i), with IS-L sampling for STP_IS.
+	Fixed Step = "fixed"
+)
+
+// Lipschitz selects how a constant is read off the surrogate.
+type Lipschitz string
+
+// The two estimates of surrogate.Model.
+const (
+	Global Lipschitz = "global"
+	Local  Lipschitz = "local"
+)
+
+// Config is one run's configuration. Zero values mean the defaults filled
+// in by Defaults (per task, following the paper where it has one).
+type Config struct {
+	Env    string            `json:"env"`
+	Kwargs envclient.Kwargs  `json:"kwargs,omitempty"`
+	Method Method            `json:"method"`
+	Step   Step              `json:"step"`
+	Seed   uint64            `json:"seed"`
+
+	// K is the number of episodes averaged per evaluated point.
+	K int `json:"k"`
+	// MaxEpisodes is the training-episode budget.
+	MaxEpisodes int `json:"max_episodes"`
+	// Threshold is the reward threshold; HasThreshold says if there is one.
+	Threshold    float64 `json:"threshold"`
+	HasThreshold bool    `json:"has_threshold"`
+	// StopAtThreshold ends the run at the first evaluation ≥ Threshold.
+	StopAtThreshold bool `json:"stop_at_threshold"`
+	// EvalEvery is the evaluation period in iterations; EvalEpisodes the
+	// number of evaluation episodes.
+	EvalEvery    int `json:"eval_every"`
+	EvalEpisodes int `json:"eval_episodes"`
+	// Shift is the alive-bonus shift subtracted per step from training
+	// returns (never from evaluation returns).
+	Shift float64 `json:"shift"`
+	// Horizon caps episode length; 0 is the env's limit.
+	Horizon int `json:"horizon"`
+
+	// Alpha0 is α0 of the adaptive rule; Epsilon is ε of the fixed rule.
+	Alpha0  float64 `json:"alpha0"`
+	Epsilon float64 `json:"epsilon"`
+	// Basis is "gaussian" (the paper's rotated basis) or "canonical".
+	Basis string `json:"basis"`
+	// NormalizeBasis scales B's columns to unit norm (the paper does not).
+	NormalizeBasis bool `json:"normalize_basis"`
+	// Remeasure re-measures f(x_k) every iteration (the paper takes K
+	// measurements of f(x_k), f(x+) and f(x−) each iteration).
+	Remeasure bool `json:"remeasure"`
+	// CommonSeeds gives the three points of an iteration the same K seeds.
+	CommonSeeds bool `json:"common_seeds"`
+
+	// Surrogate settings (STP_IS).
+	Width          int       `json:"width"`
+	SurrogateSteps int       `json:"surrogate_steps"`
+	RefreshEvery   int       `json:"refresh_every"`
+	MinHistory     int       `json:"min_history"`
+	Lipschitz      Lipschitz `json:"lipschitz"`
+	// Mixing is γ in p ← (1−γ)p + γ/n.
+	Mixing float64 `json:"mixing"`
+
+	// ARS V2-t settings.
+	ARS ars.Settings `json:"ars"`
+}
+
+// Task returns the paper's task name for an env id: Hopper-v1 and
+// Hopper-v5 are both "Hopper".
+func Task(env string) string {
+	if i := strings.LastIndex(env, "-v"); i > 0 {
+		return env[:i]
+	}
+	return env
+}
+
+// Paper settings by task: K (section "Continuous control experiments"),
+// the ARS shift, and a training budget.
+var (
+	paperK      = map[string]int{"Swimmer": 2, "Hopper": 4, "HalfCheetah": 4, "Ant": 40, "Humanoid": 120, "Walker2d": 4}
+	arsShift    = map[string]float64{"Hopper": 1, "Walker2d": 1, "Ant": 1, "Humanoid": 5}
+	budget      = map[string]int{"Swimmer": 2000, "Hopper": 8000, "HalfCheetah": 10000, "Walker2d": 20000, "Ant": 100000, "Humanoid": 1000000}
+	defaultStep = map[Step]struct{ alpha0, eps float64 }{Adaptive: {alpha0: 0.3}, Fixed: {eps: 0.05}}
+)
+
+// Defaults fills the zero fields of c for its env.
+func (c Config) Defaults() Config {
+	task := Task(c.Env)
+	if c.Method == "" {
+		c.Method = STPIS
+	}
+	if c.Step == "" && c.Method != ARS {
+		c.Step = Adaptive
+	}
+	if c.Method == ARS {
+		c.Step = ""
+	}
+	if c.K == 0 {
+		c.K = paperK[task]
+		if c.K == 0 {
+			c.K = 4
+		}
+		if c.Method == ARS {
+			c.K = 1
+		}
+	}
+	if c.MaxEpisodes == 0 {
+		c.MaxEpisodes = budget[task]
+		if c.MaxEpisodes == 0 {
+			c.MaxEpisodes = 10000
+		}
+	}
+	if c.EvalEvery == 0 {
+		c.EvalEvery = 5
+		if c.Method == ARS {
+			c.EvalEvery = 10
+		}
+	}
+	if c.EvalEpisodes == 0 {
+		c.EvalEpisodes = 10
+	}
+	if math.IsNaN(c.Shift) {
+		c.Shift = arsShift[task]
+	}
+	if c.Alpha0 == 0 {
+		c.Alpha0 = defaultStep[Adaptive].alpha0
+	}
+	if c.Epsilon == 0 {
+		c.Epsilon = defaultStep[Fixed].eps
+	}
+	if c.Basis == "" {
+		c.Basis = "gaussian"
+	}
+	if c.SurrogateSteps == 0 {
+		c.SurrogateSteps = 10
+	}
+	if c.RefreshEvery == 0 {
+		c.RefreshEvery = 1
+	}
+	if c.MinHistory == 0 {
+		c.MinHistory = 32
+	}
+	if c.Lipschitz == "" {
+		c.Lipschitz = Global
+	}
+	if c.Method == ARS && c.ARS == (ars.Settings{}) {
+		c.ARS = ars.Published[task]
+	}
+	return c
+}
+
+// ErrConfig wraps every configuration error.
+var ErrConfig = errors.New("invalid config")
+
+func bad(field, format string, a ...any) error {
+	return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, a...))
+}
+
+// Validate checks a defaulted config; errors name the field and the limit.
+func (c Config) Validate() error {
+	switch {
+	case c.Env == "":
+		return bad("env", "is required")
+	case c.Method != STP && c.Method != STPIS && c.Method != ARS:
+		return bad("method", "%q is not one of stp, stp_is, ars", c.Method)
+	case c.Method != ARS && c.Step != Adaptive && c.Step != Fixed:
+		return bad("step", "%q is not one of adaptive, fixed", c.Step)
+	case c.K < 1 || c.K > 10000:
+		return bad("k", "%d is outside [1, 10000]", c.K)
+	case c.MaxEpisodes < 1:
+		return bad("max-episodes", "%d must be ≥ 1", c.MaxEpisodes)
+	case c.EvalEvery < 1:
+		return bad("eval-every", "%d must be ≥ 1", c.EvalEvery)
+	case c.EvalEpisodes < 1 || c.EvalEpisodes > 100000:
+		return bad("eval-episodes", "%d is outside [1, 100000]", c.EvalEpisodes)
+	case math.IsNaN(c.Shift) || math.IsInf(c.Shift, 0):
+		return bad("shift", "%v must be finite", c.Shift)
+	case c.Horizon < 0:
+		return bad("horizon", "%d must be ≥ 0", c.Horizon)
+	case !(c.Alpha0 > 0) || math.IsInf(c.Alpha0, 0):
+		return bad("alpha0", "%v must be positive and finite", c.Alpha0)
+	case !(c.Epsilon > 0) || math.IsInf(c.Epsilon, 0):
+		return bad("eps", "%v must be positive and finite", c.Epsilon)
+	case c.Basis != "gaussian" && c.Basis != "canonical":
+		return bad("basis", "%q is not one of gaussian, canonical", c.Basis)
+	case c.Width < 0 || c.Width > 4096:
+		return bad("width", "%d is outside [0 (auto), 4096]", c.Width)
+	case c.SurrogateSteps < 0 || c.SurrogateSteps > 100000:
+		return bad("surrogate-steps", "%d is outside [0, 100000]", c.SurrogateSteps)
+	case c.RefreshEvery < 1:
+		return bad("refresh-every", "%d must be ≥ 1", c.RefreshEvery)
+	case c.Lipschitz != Global && c.Lipschitz != Local:
+		return bad("lipschitz", "%q is not one of global, local", c.Lipschitz)
+	case !(c.Mixing >= 0 && c.Mixing <= 1):
+		return bad("mix", "%v is outside [0, 1]", c.Mixing)
+	case c.HasThreshold && (math.IsNaN(c.Threshold) || math.IsInf(c.Threshold, 0)):
+		return bad("threshold", "%v must be finite", c.Threshold)
+	}
+	return nil
+}
+
+// Label is the method's display name, as in the paper's Table 2.
+func (c Config) Label() string {
+	switch c.Method {
+	case STP:
+		return "STP " + string(c.Step)
+	case STPIS:
+		return "STP_IS " + string(c.Step)
+	case ARS:
+		return "ARS V2-t"
+	}
+	return string(c.Method)
+}
