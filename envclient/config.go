@@ -23,6 +23,9 @@ const (
 	// known replica: two, so a replica has the next chunk queued while it
 	// returns the previous one.
 	chunksPerReplica = 2
+	// maxAutoChunk caps an automatic chunk size; the bridge refuses calls
+	// with more than --max-episodes-per-call episodes (4096 by default).
+	maxAutoChunk = 1024
 	// inFlightPerReplica is the default MaxInFlight per known replica.
 	inFlightPerReplica = 4
 )
@@ -49,8 +52,9 @@ type Config struct {
 
 	// ChunkSize is the number of episodes per Rollout RPC. 0 means
 	// automatic: ceil(n / (2 × replicas)) for a batch of n episodes, so each
-	// known replica gets about two chunks, then lowered until a chunk's
-	// request and response fit in half of MaxMessageBytes.
+	// known replica gets about two chunks, at most 1024 episodes, then
+	// lowered until a chunk's request and response fit in half of
+	// MaxMessageBytes. An explicit ChunkSize is lowered for bytes too.
 	ChunkSize int
 	// MaxInFlight bounds the Rollout RPCs this Client has in flight at once,
 	// over all concurrent Rollout calls (default 4 per known replica).

@@ -14,7 +14,8 @@ import (
 type chunk struct{ lo, hi int }
 
 // chunkSize returns the number of episodes per Rollout RPC for specs:
-// Config.ChunkSize if set, else ceil(n / (2 × replicas)); then lowered so
+// Config.ChunkSize if set, else ceil(n / (2 × replicas)) capped at
+// maxAutoChunk; then lowered so
 // that the largest request and response of a chunk fit in half of
 // MaxMessageBytes (the other half is headroom for encoding overhead).
 func (c *Client) chunkSize(specs []EpisodeSpec) (int, error) {
@@ -22,7 +23,7 @@ func (c *Client) chunkSize(specs []EpisodeSpec) (int, error) {
 	size := c.cfg.ChunkSize
 	if size <= 0 {
 		parts := chunksPerReplica * max(c.replicas, 1)
-		size = (n + parts - 1) / parts
+		size = min((n+parts-1)/parts, maxAutoChunk)
 	}
 	maxEp := 0
 	for i := range specs {

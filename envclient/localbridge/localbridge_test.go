@@ -1,0 +1,120 @@
+package localbridge
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// These tests start the real bridge: they fail, not skip, when the venv is
+// missing (`make venv`).
+
+func TestStartStop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	stderr := &tailBuffer{max: 1 << 20}
+	b, err := Start(ctx, Options{Workers: 1, Stderr: stderr})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	host, port, err := net.SplitHostPort(b.Addr())
+	if err != nil || host != "127.0.0.1" || port == "0" {
+		t.Fatalf("Addr() = %q, want 127.0.0.1:<free port>", b.Addr())
+	}
+	conn, err := net.DialTimeout("tcp", b.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatalf("nothing accepts connections at %s: %v", b.Addr(), err)
+	}
+	_ = conn.Close()
+	if err := b.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v (want a clean exit 0 after SIGTERM)", err)
+	}
+	select {
+	case <-b.Exited():
+	default:
+		t.Fatal("Stop returned before the process exited")
+	}
+	if err := syscall.Kill(b.Pid(), 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("pid %d still exists after Stop (kill -0: %v)", b.Pid(), err)
+	}
+	if b.Stop(ctx) != nil {
+		t.Error("a second Stop did not return the first one's result")
+	}
+	if b.StderrTail() == "" || stderr.String() != b.StderrTail() {
+		t.Errorf("stderr not captured and passed on: tail %q, Options.Stderr got %q", b.StderrTail(), stderr.String())
+	}
+}
+
+func TestKillKillsWorkers(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := Start(ctx, Options{Workers: 1})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	pgid := b.Pid()
+	b.Kill()
+	// The whole group (bridge and worker processes) must be gone soon.
+	deadline := time.Now().Add(5 * time.Second)
+	for syscall.Kill(-pgid, 0) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d still alive 5s after Kill", pgid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := b.Stop(ctx); err == nil {
+		t.Error("Stop after Kill reported a clean exit")
+	}
+}
+
+func TestStartFailsClearly(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	missing := filepath.Join(t.TempDir(), "no-python")
+	_, err := Start(ctx, Options{Python: missing})
+	if err == nil || !strings.Contains(err.Error(), "bridge python not found at "+missing+": run `make venv`") {
+		t.Errorf("missing python: err = %v", err)
+	}
+
+	// The bridge rejects --workers 0 and exits; the error carries its stderr.
+	_, err = Start(ctx, Options{ExtraArgs: []string{"--workers", "0"}})
+	if err == nil || !strings.Contains(err.Error(), "exited before listening") || !strings.Contains(err.Error(), "--workers") {
+		t.Errorf("bad flag: err = %v, want the exit and the stderr tail", err)
+	}
+
+	// A start timeout kills the process.
+	_, err = Start(ctx, Options{StartTimeout: 10 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "no LISTENING line") {
+		t.Errorf("start timeout: err = %v", err)
+	}
+}
+
+func TestRepoRoot(t *testing.T) {
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Errorf("RepoRoot() = %s has no go.mod", root)
+	}
+	if _, err := os.Stat(filepath.Join(root, "bridge_py")); err != nil {
+		t.Errorf("RepoRoot() = %s has no bridge_py", root)
+	}
+}
+
+func TestTailBuffer(t *testing.T) {
+	tb := &tailBuffer{max: 16}
+	for _, s := range []string{"line one\n", "line two\n", "line three\n"} {
+		_, _ = tb.Write([]byte(s))
+	}
+	if got := tb.String(); got != "line three\n" {
+		t.Errorf("tail = %q, want the last whole line", got)
+	}
+}
