@@ -296,7 +296,6 @@ type svmCursor struct {
 	x, z    []float64
 	loss    float64
 	xx      float64
-	scratch []float64
 }
 
 func (c *svmCursor) Reset(x []float64) {
