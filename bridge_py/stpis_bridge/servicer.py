@@ -90,7 +90,7 @@ def _vector(field: str, values: object, expected: int, shape: str) -> np.ndarray
     if bad.size:
         raise _Invalid(
             grpc.StatusCode.INVALID_ARGUMENT,
-            f"{field}[{int(bad[0])}]: {arr[bad[0]]!r} is not finite "
+            f"{field}[{int(bad[0])}]: {float(arr[bad[0]])!r} is not finite "
             f"({bad.size} non-finite entries)",
         )
     return arr
@@ -241,6 +241,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             return envbridge_pb2.RolloutResponse()
 
         start = time.monotonic()
+        _LOG.debug("Rollout: %d episodes started", n)
         try:
             handle = self._pool.submit(tasks, tag=context.peer())
         except PoolError as exc:
@@ -259,7 +260,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         except PoolError as exc:
             _LOG.error("Rollout of %d episodes failed: %s", n, exc)
             context.abort(grpc.StatusCode.INTERNAL, str(exc))
-        _LOG.debug("Rollout: %d episodes in %.3fs", n, time.monotonic() - start)
+        _LOG.debug("Rollout: %d episodes done in %.3fs", n, time.monotonic() - start)
         return envbridge_pb2.RolloutResponse(results=[_result(o) for o in outcomes])
 
 

@@ -57,9 +57,7 @@ def test_describe_walker_has_no_threshold(stub):
 
 def test_describe_kwargs_change_the_observation_dim(stub):
     d = stub.Describe(
-        pb.DescribeRequest(
-            env_id="Ant-v5", kwargs=kw({"include_cfrc_ext_in_observation": False})
-        ),
+        pb.DescribeRequest(env_id="Ant-v5", kwargs=kw({"include_cfrc_ext_in_observation": False})),
         timeout=30,
     )
     assert d.observation_dim == 27

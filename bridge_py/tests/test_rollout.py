@@ -105,9 +105,7 @@ def test_action_formula_matches_direct_gymnasium_loop(stub):
     # Without the zeroing the direct loop would diverge: the test can fail.
     std_unzeroed = std.copy()
     std_unzeroed[[2, 5]] = 1.0
-    other, _, _, _ = _direct_episode(
-        "Hopper-v5", kwargs, w, mean, std_unzeroed, bias, 11, horizon
-    )
+    other, _, _, _ = _direct_episode("Hopper-v5", kwargs, w, mean, std_unzeroed, bias, 11, horizon)
     assert other != pytest.approx(total, rel=1e-6)
 
 

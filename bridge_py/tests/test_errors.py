@@ -1,0 +1,179 @@
+"""Every bad request gets a precise status and message, and the server keeps serving."""
+
+from __future__ import annotations
+
+import math
+
+import grpc
+import numpy as np
+import pytest
+
+from envbridge.v1 import envbridge_pb2 as pb
+from tests.conftest import (
+    NO_TERMINATION,
+    TEST_LIMITS,
+    assert_serving,
+    hopper_spec,
+    kw,
+    policy,
+    random_w,
+)
+
+INVALID = grpc.StatusCode.INVALID_ARGUMENT
+
+
+def _spec_with(**changes) -> pb.EpisodeSpec:
+    spec = hopper_spec(horizon=5)
+    for name, value in changes.items():
+        target = spec.policy if name in pb.LinearPolicy.DESCRIPTOR.fields_by_name else spec
+        field = getattr(target, name)
+        if isinstance(value, list):
+            del field[:]
+            field.extend(value)
+        else:
+            setattr(target, name, value)
+    return spec
+
+
+def _call_fails(stub, episodes, code, *needles):
+    with pytest.raises(grpc.RpcError) as info:
+        stub.Rollout(pb.RolloutRequest(episodes=episodes), timeout=30)
+    err = info.value
+    assert err.code() == code, err.details()
+    for needle in needles:
+        assert needle in err.details(), err.details()
+    assert_serving(stub)
+    return err.details()
+
+
+def test_unknown_env_in_describe_is_not_found_and_lists_ids(stub):
+    with pytest.raises(grpc.RpcError) as info:
+        stub.Describe(pb.DescribeRequest(env_id="Hoper-v5"), timeout=30)
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND
+    for needle in ["'Hoper-v5'", "Hopper-v5", "Hopper-v1", "Swimmer-v5"]:
+        assert needle in info.value.details()
+    assert_serving(stub)
+
+
+def test_unknown_env_in_rollout_is_not_found_naming_the_episode(stub):
+    bad = hopper_spec(horizon=5, env_id="CartPole-v1")
+    _call_fails(
+        stub,
+        [hopper_spec(horizon=5), bad],
+        grpc.StatusCode.NOT_FOUND,
+        "episodes[1].env_id",
+        "Hopper-v5",
+    )
+
+
+W30 = np.zeros(30).tolist()
+
+
+@pytest.mark.parametrize(
+    ("changes", "needles"),
+    [
+        ({"rows": 2}, ["episodes[3].policy.rows: expected 3", "got 2"]),
+        ({"cols": 12}, ["episodes[3].policy.cols: expected 11", "got 12"]),
+        ({"weights": W30}, ["episodes[3].policy.weights: expected 33 entries (3x11), got 30"]),
+        ({"obs_mean": [0.0] * 10}, ["episodes[3].policy.obs_mean: expected 11 entries", "got 10"]),
+        ({"obs_std": [1.0] * 12}, ["episodes[3].policy.obs_std: expected 11 entries", "got 12"]),
+        ({"bias": [0.0, 0.0]}, ["episodes[3].policy.bias: expected 3 entries", "got 2"]),
+        (
+            {"weights": [0.0] * 5 + [math.nan] + [0.0] * 27},
+            ["episodes[3].policy.weights[5]", "nan"],
+        ),
+        ({"weights": [math.inf] * 33}, ["episodes[3].policy.weights[0]", "inf"]),
+        ({"obs_mean": [0.0] * 10 + [math.inf]}, ["episodes[3].policy.obs_mean[10]", "inf"]),
+        ({"obs_std": [math.nan] + [1.0] * 10}, ["episodes[3].policy.obs_std[0]", "nan"]),
+        (
+            {"obs_std": [1.0] * 4 + [-0.5] + [1.0] * 6},
+            ["episodes[3].policy.obs_std[4]", "negative"],
+        ),
+        ({"bias": [0.0, math.nan, 0.0]}, ["episodes[3].policy.bias[1]", "nan"]),
+        ({"shift": math.nan}, ["episodes[3].shift"]),
+    ],
+    ids=[
+        "rows",
+        "cols",
+        "weights-len",
+        "mean-len",
+        "std-len",
+        "bias-len",
+        "weights-nan",
+        "weights-inf",
+        "mean-inf",
+        "std-nan",
+        "std-negative",
+        "bias-nan",
+        "shift-nan",
+    ],
+)
+def test_bad_policy_is_invalid_argument_naming_field_and_episode(stub, changes, needles):
+    good = hopper_spec(horizon=5)
+    _call_fails(stub, [good, good, good, _spec_with(**changes)], INVALID, *needles)
+
+
+def test_bad_kwarg_is_invalid_argument_naming_it(stub):
+    spec = hopper_spec(horizon=5, kwargs={"no_such_kwarg": 1.5})
+    _call_fails(stub, [spec], INVALID, "episodes[0].kwargs['no_such_kwarg']")
+    with pytest.raises(grpc.RpcError) as info:
+        stub.Describe(
+            pb.DescribeRequest(env_id="Hopper-v5", kwargs=kw({"no_such_kwarg": True})), timeout=30
+        )
+    assert info.value.code() == INVALID
+    assert "no_such_kwarg" in info.value.details()
+
+
+def test_reserved_kwarg_and_unset_kwarg_are_invalid(stub):
+    spec = hopper_spec(horizon=5, kwargs={"render_mode": "human"})
+    _call_fails(stub, [spec], INVALID, "kwargs['render_mode']", "reserved")
+    spec = hopper_spec(horizon=5)
+    spec.kwargs["empty"].CopyFrom(pb.KwargValue())
+    _call_fails(stub, [spec], INVALID, "episodes[0].kwargs['empty']", "no value")
+
+
+def test_too_many_episodes_is_resource_exhausted_naming_the_limit(stub):
+    n = TEST_LIMITS.max_episodes_per_call + 1
+    details = _call_fails(
+        stub,
+        [hopper_spec(horizon=1)] * n,
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "--max-episodes-per-call=64",
+        str(n),
+    )
+    assert "episodes" in details
+
+
+def test_horizon_over_the_limit_is_invalid_naming_the_limit(stub):
+    spec = hopper_spec(horizon=TEST_LIMITS.max_horizon + 1)
+    _call_fails(stub, [spec], INVALID, "episodes[0].horizon", "--max-horizon=5000", "5001")
+
+
+def test_too_many_weights_is_resource_exhausted_naming_the_limit(stub):
+    # Humanoid-v5: 17 x 348 = 5916 entries, over the test limit of 4096.
+    spec = pb.EpisodeSpec(
+        env_id="Humanoid-v5", policy=policy(random_w(0, rows=17, cols=348)), horizon=5
+    )
+    _call_fails(
+        stub,
+        [spec],
+        grpc.StatusCode.RESOURCE_EXHAUSTED,
+        "episodes[0].policy.weights",
+        "5916",
+        "--max-weights=4096",
+    )
+
+
+def test_message_over_max_message_bytes_is_resource_exhausted(stub):
+    # 200k doubles is 1.6 MB, over the test server's 1 MiB message limit.
+    spec = hopper_spec(horizon=5)
+    spec.policy.weights.extend([0.0] * 200_000)
+    _call_fails(stub, [spec], grpc.StatusCode.RESOURCE_EXHAUSTED)
+
+
+def test_errors_do_not_leak_into_a_valid_batch(stub):
+    resp = stub.Rollout(
+        pb.RolloutRequest(episodes=[hopper_spec(horizon=4, kwargs=NO_TERMINATION)] * 3),
+        timeout=30,
+    )
+    assert [r.length for r in resp.results] == [4, 4, 4]

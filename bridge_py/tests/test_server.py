@@ -1,0 +1,132 @@
+"""The server process: the ready line, SIGTERM mid-call, health and reflection."""
+
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
+    ProtoReflectionDescriptorDatabase,
+)
+
+from envbridge.v1 import envbridge_pb2 as pb
+from envbridge.v1 import envbridge_pb2_grpc as pbg
+from stpis_bridge import healthcheck
+from stpis_bridge.server import parse_config
+from tests.conftest import hopper_spec
+
+BRIDGE_PY = Path(__file__).resolve().parents[1]
+SERVICE = "envbridge.v1.EnvBridgeService"
+
+
+def test_health_reports_serving(channel):
+    health = health_pb2_grpc.HealthStub(channel)
+    for service in ("", SERVICE):
+        resp = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=10)
+        assert resp.status == health_pb2.HealthCheckResponse.SERVING
+    with pytest.raises(grpc.RpcError) as info:
+        health.Check(health_pb2.HealthCheckRequest(service="no.such.Service"), timeout=10)
+    assert info.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_healthcheck_module_exit_status(server, capsys):
+    assert healthcheck.main(["--addr", f"127.0.0.1:{server.port}"]) == 0
+    assert "SERVING" in capsys.readouterr().out
+    # Nothing listens on port 1.
+    assert healthcheck.main(["--addr", "127.0.0.1:1", "--timeout", "1"]) == 1
+
+
+def test_reflection_lists_the_service(channel):
+    db = ProtoReflectionDescriptorDatabase(channel)
+    services = set(db.get_services())
+    assert SERVICE in services
+    assert "grpc.health.v1.Health" in services
+    method_names = {
+        m.name
+        for m in db.FindFileContainingSymbol(SERVICE).service[0].method  # type: ignore[attr-defined]
+    }
+    assert method_names == {"Describe", "ListEnvs", "Rollout"}
+
+
+def test_cli_defaults_and_validation():
+    config, level = parse_config([])
+    assert config.listen == "127.0.0.1:50051"
+    assert config.limits.max_episodes_per_call == 4096
+    assert config.limits.max_horizon == 10000
+    assert config.limits.max_weights == 1_000_000
+    assert config.max_message_bytes == 64 * 1024 * 1024
+    assert config.grace_seconds == 10.0
+    assert level == "info"
+    with pytest.raises(SystemExit):
+        parse_config(["--workers", "0"])
+    with pytest.raises(SystemExit):
+        parse_config(["--listen", "nohost"])
+
+
+def test_subprocess_prints_ready_line_and_finishes_in_flight_call_on_sigterm():
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "stpis_bridge",
+            "--listen",
+            "127.0.0.1:0",
+            "--workers",
+            "2",
+            "--grace-seconds",
+            "60",
+            "--log-level",
+            "debug",
+        ],
+        cwd=BRIDGE_PY,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log: list[str] = []
+    started = threading.Event()
+
+    def read_log() -> None:
+        for text in proc.stderr:
+            log.append(text)
+            if "Rollout: 4 episodes started" in text:
+                started.set()
+
+    reader = threading.Thread(target=read_log, daemon=True)
+    reader.start()
+    try:
+        line = proc.stdout.readline()
+        m = re.fullmatch(r"LISTENING 127\.0\.0\.1:(\d+)\n", line)
+        assert m, (line, log)
+        port = int(m.group(1))
+        assert port > 0
+
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
+            stub = pbg.EnvBridgeServiceStub(ch)
+            kwargs = {"terminate_when_unhealthy": False}
+            specs = [hopper_spec(seed=i, horizon=1000, kwargs=kwargs) for i in range(4)]
+            future = stub.Rollout.future(pb.RolloutRequest(episodes=specs), timeout=120)
+            assert started.wait(60), log
+            proc.send_signal(signal.SIGTERM)
+            resp = future.result()
+            assert [r.length for r in resp.results] == [1000] * 4
+
+        rc = proc.wait(60)
+        reader.join(10)
+        assert rc == 0, log
+        assert proc.stdout.read() == ""  # the ready line is the only stdout output
+        text = "".join(log)
+        # The call was still in flight when the signal arrived, and it completed.
+        assert text.index("received SIGTERM") < text.index("Rollout: 4 episodes done")
+        assert "stopped" in text
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
