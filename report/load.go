@@ -255,18 +255,18 @@ func (f *jfloat) UnmarshalJSON(b []byte) error {
 }
 
 type curveLine struct {
-	Iter       *int    `json:"iter"`
-	Episodes   *int    `json:"episodes"`
-	EnvSteps   int64   `json:"env_steps"`
-	Reward     jfloat  `json:"reward"`
-	BestEval   jfloat  `json:"best_eval"`
-	StepSize   jfloat  `json:"step_size"`
-	PEntropy   jfloat  `json:"p_entropy"`
-	ElapsedS   jfloat  `json:"elapsed_s"`
-	EpsPerS    jfloat  `json:"eps_per_s"`
-	EvalMean   *jfloat `json:"eval_mean"`
-	EvalStd    jfloat  `json:"eval_std"`
-	ReachedAt  *int    `json:"threshold_reached_at"`
+	Iter      *int    `json:"iter"`
+	Episodes  *int    `json:"episodes"`
+	EnvSteps  int64   `json:"env_steps"`
+	Reward    jfloat  `json:"reward"`
+	BestEval  jfloat  `json:"best_eval"`
+	StepSize  jfloat  `json:"step_size"`
+	PEntropy  jfloat  `json:"p_entropy"`
+	ElapsedS  jfloat  `json:"elapsed_s"`
+	EpsPerS   jfloat  `json:"eps_per_s"`
+	EvalMean  *jfloat `json:"eval_mean"`
+	EvalStd   jfloat  `json:"eval_std"`
+	ReachedAt *int    `json:"threshold_reached_at"`
 }
 
 // parseCurve parses curve.jsonl. Blank lines and lines with neither iter nor

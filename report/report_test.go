@@ -1,0 +1,379 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type seedSpec struct {
+	method, step, label string
+	seed                int
+	reachAt             int  // episodes at which eval first crosses the threshold; 0 = never
+	markReached         bool // write threshold_reached_at on that line
+	result              any  // result.json content, nil = none
+	truncated           bool // append a truncated last line
+	iters               int  // iterations to log
+	epsPerIter          int  // episodes per iteration
+	evalEvery           int  // eval every n iterations
+	env, resolved       string
+	threshold           float64
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeRun writes a synthetic run directory. Eval reward rises linearly and
+// jumps over the threshold at s.reachAt episodes.
+func writeRun(t *testing.T, dir string, s seedSpec) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	meta := map[string]any{
+		"env": s.env, "resolved_env": s.resolved, "method": s.method, "step": s.step,
+		"seed": s.seed, "k": 4, "threshold": s.threshold, "has_threshold": true, "n_dirs": 8,
+	}
+	if s.label != "" {
+		meta["label"] = s.label
+	}
+	writeJSON(t, filepath.Join(dir, "run.json"), meta)
+	var sb strings.Builder
+	reachedLogged := false
+	for it := 1; it <= s.iters; it++ {
+		ep := it * s.epsPerIter
+		line := map[string]any{
+			"level": "info", "time": "2026-01-01T00:00:00Z", "iter": it, "episodes": ep,
+			"env_steps": ep * 1000, "reward": float64(ep), "best_eval": 0, "step_size": 0.01,
+			"p_entropy": 3.4, "elapsed_s": float64(it), "eps_per_s": 7.8, "message": "iter",
+		}
+		if it%s.evalEvery == 0 {
+			v := float64(ep) + float64(s.seed)
+			if s.reachAt > 0 && ep >= s.reachAt {
+				v = s.threshold + float64(s.seed)
+				if s.markReached && !reachedLogged {
+					line["threshold_reached_at"] = ep
+					reachedLogged = true
+				}
+			}
+			line["eval_mean"] = v
+			line["eval_std"] = 10.0
+		}
+		b, _ := json.Marshal(line)
+		sb.Write(b)
+		sb.WriteByte('\n')
+	}
+	if s.truncated {
+		sb.WriteString(`{"level":"info","iter":99,"episo`)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "curve.jsonl"), []byte(sb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s.result != nil {
+		writeJSON(t, filepath.Join(dir, "result.json"), s.result)
+	}
+}
+
+// writeFixture writes 2 methods x 3 seeds of Hopper-v1 under root/hopper and,
+// when swimmer, 2 seeds of Swimmer-v1 that never reach the threshold.
+//
+// STP_IS adaptive: seed 1 result.json 1000, seed 2 result.json 1400, seed 3
+// no result.json, eval crosses at 1300 (no threshold_reached_at) and a
+// truncated last line -> median 1300, mean 3700/3 = 1233.3, 3/3.
+// ARS V2-t (no label): seed 1 threshold_reached_at 2000 (no result.json),
+// seed 2 result.json not reached, seed 3 result.json 3000 -> median 2500,
+// mean 2500, 2/3.
+func writeFixture(t *testing.T, root string, swimmer bool) {
+	t.Helper()
+	hop := func(s seedSpec) seedSpec {
+		s.env, s.resolved, s.threshold = "Hopper-v1", "Hopper-v5", 3120
+		s.iters, s.epsPerIter, s.evalEvery = 50, 50, 2
+		return s
+	}
+	res := func(ep any, reached bool) map[string]any {
+		return map[string]any{"episodes_to_threshold": ep, "reached": reached, "final_eval": 3200, "episodes": 2500, "iterations": 50, "wall_s": 10}
+	}
+	specs := map[string]seedSpec{
+		"hopper/stp_is/seed1": hop(seedSpec{method: "stp_is", step: "adaptive", label: "STP_IS adaptive", seed: 1, reachAt: 1000, markReached: true, result: res(1000, true)}),
+		"hopper/stp_is/seed2": hop(seedSpec{method: "stp_is", step: "adaptive", label: "STP_IS adaptive", seed: 2, reachAt: 1400, markReached: true, result: res(1400, true)}),
+		"hopper/stp_is/seed3": hop(seedSpec{method: "stp_is", step: "adaptive", label: "STP_IS adaptive", seed: 3, reachAt: 1300, truncated: true}),
+		"hopper/ars/seed1":    hop(seedSpec{method: "ars", seed: 1, reachAt: 2000, markReached: true}),
+		"hopper/ars/seed2":    hop(seedSpec{method: "ars", seed: 2, result: res(nil, false)}),
+		"hopper/ars/seed3":    hop(seedSpec{method: "ars", seed: 3, reachAt: 2400, markReached: true, result: res(3000, true)}),
+	}
+	if swimmer {
+		for _, seed := range []int{1, 2} {
+			specs[fmt.Sprintf("swimmer/seed%d", seed)] = seedSpec{
+				method: "stp", step: "fixed", seed: seed, env: "Swimmer-v1", resolved: "Swimmer-v5",
+				threshold: 325, iters: 20, epsPerIter: 4, evalEvery: 5,
+			}
+		}
+	}
+	for d, s := range specs {
+		writeRun(t, filepath.Join(root, d), s)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	root := t.TempDir()
+	writeFixture(t, root, false)
+	runs, err := Load(root, filepath.Join(root, "hopper", "ars")) // overlapping paths: loaded once
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 6 {
+		t.Fatalf("got %d runs, want 6", len(runs))
+	}
+	// Sorted: STP_IS adaptive before ARS V2-t, by seed.
+	wantLabels := []string{"STP_IS adaptive", "STP_IS adaptive", "STP_IS adaptive", "ARS V2-t", "ARS V2-t", "ARS V2-t"}
+	wantEp := []int{1000, 1400, 1300, 2000, 0, 3000}
+	wantReached := []bool{true, true, true, true, false, true}
+	for i, r := range runs {
+		if r.Meta.Label != wantLabels[i] || r.Meta.Seed != int64(i%3+1) {
+			t.Errorf("run %d: label %q seed %d", i, r.Meta.Label, r.Meta.Seed)
+		}
+		if r.Reached != wantReached[i] || r.EpisodesToThreshold != wantEp[i] {
+			t.Errorf("run %d (%s): reached %v at %d, want %v at %d", i, r.Dir, r.Reached, r.EpisodesToThreshold, wantReached[i], wantEp[i])
+		}
+		if len(r.Curve) != 50 {
+			t.Errorf("run %d: %d curve points, want 50 (truncated line skipped)", i, len(r.Curve))
+		}
+	}
+	r := runs[0]
+	if r.Meta.Env != "Hopper-v1" || r.Meta.ResolvedEnv != "Hopper-v5" || r.Meta.K != 4 || r.Meta.Threshold != 3120 || !r.Meta.HasThreshold {
+		t.Errorf("meta %+v", r.Meta)
+	}
+	if r.Result == nil || r.Result.Iterations != 50 || runs[2].Result != nil {
+		t.Errorf("result.json: %+v / %+v", r.Result, runs[2].Result)
+	}
+	p0, p1 := r.Curve[0], r.Curve[1]
+	if p0.Iter != 1 || p0.Episodes != 50 || p0.EnvSteps != 50000 || p0.Reward != 50 || p0.HasEval {
+		t.Errorf("point 0: %+v", p0)
+	}
+	if !p1.HasEval || p1.EvalMean != 101 || p1.EvalStd != 10 {
+		t.Errorf("point 1: %+v", p1)
+	}
+}
+
+func TestLoadMalformedLine(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "bad")
+	writeRun(t, dir, seedSpec{method: "stp", step: "fixed", seed: 1, env: "Hopper-v1", threshold: 3120, iters: 4, epsPerIter: 8, evalEvery: 2})
+	path := filepath.Join(dir, "curve.jsonl")
+	b, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(b), "\n")
+	lines[2] = "{\"iter\":3,\"episodes\":\n" // line 3 broken, with lines after it
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(root)
+	if err == nil || !strings.Contains(err.Error(), "curve.jsonl:3:") || !strings.HasPrefix(err.Error(), "report: ") {
+		t.Fatalf("err = %v, want report: ...curve.jsonl:3: ...", err)
+	}
+	if _, err := Load(t.TempDir()); err == nil {
+		t.Error("Load of an empty dir: no error")
+	}
+}
+
+func TestDeriveLabel(t *testing.T) {
+	for _, c := range [][3]string{{"stp", "fixed", "STP fixed"}, {"stp_is", "adaptive", "STP_IS adaptive"}, {"ars", "", "ARS V2-t"}} {
+		if got := DeriveLabel(c[0], c[1]); got != c[2] {
+			t.Errorf("DeriveLabel(%q,%q) = %q, want %q", c[0], c[1], got, c[2])
+		}
+	}
+}
+
+func TestTable(t *testing.T) {
+	root := t.TempDir()
+	writeFixture(t, root, true)
+	runs, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := Table(runs, TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + md)
+	lines := strings.Split(md, "\n")
+	want := []string{
+		"| Task | Threshold | STP fixed | STP_IS adaptive | ARS V2-t |",
+		"| --- | --- | --- | --- | --- |",
+		"| Swimmer-v1 | 325 | N/A (0/2) | — | — |",
+		"| Hopper-v1 | 3120 | — | 1300 (mean 1233.3, 3/3) | 2500 (mean 2500, 2/3) |",
+	}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("line %d:\n got %s\nwant %s", i, lines[i], w)
+		}
+	}
+	if !strings.Contains(md, "over the seeds that reached it") {
+		t.Error("no footnote")
+	}
+
+	md, err = Table(runs, TableOptions{Paper: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + md)
+	lines = strings.Split(md, "\n")
+	want = []string{
+		"| Task | Threshold | paper threshold | STP fixed | paper STP fixed | STP_IS adaptive | paper STP_IS adaptive | ARS V2-t | paper ARS V2-t |",
+		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+		"| Swimmer-v1 | 325 | 325 | N/A (0/2) | 320 | — | 90 | — | 427 |",
+		"| Hopper-v1 | 3120 | 3120 | — | 3970 | 1300 (mean 1233.3, 3/3) | 1870 | 2500 (mean 2500, 2/3) | 1973 |",
+	}
+	for i, w := range want {
+		if lines[i] != w {
+			t.Errorf("paper line %d:\n got %s\nwant %s", i, lines[i], w)
+		}
+	}
+}
+
+func TestPaperLookup(t *testing.T) {
+	if v, na, ok := PaperEpisodes("Hopper-v5", "STP_IS adaptive"); !ok || na || v != 1870 {
+		t.Errorf("Hopper-v5 STP_IS adaptive: %d %v %v", v, na, ok)
+	}
+	if _, na, ok := PaperEpisodes("Humanoid-v1", "STP fixed"); !ok || !na {
+		t.Error("Humanoid STP fixed should be N/A")
+	}
+	if _, _, ok := PaperEpisodes("HumanoidStandup-v4", "STP fixed"); ok {
+		t.Error("HumanoidStandup is not a paper task")
+	}
+	if th, ok := PaperThreshold("Ant-v4"); !ok || th != 3580 {
+		t.Errorf("Ant threshold %v %v", th, ok)
+	}
+}
+
+func TestMeanBand(t *testing.T) {
+	mk := func(pts ...[2]float64) Run {
+		var r Run
+		for _, p := range pts {
+			r.Curve = append(r.Curve, Point{Episodes: int(p[0]), HasEval: true, EvalMean: p[1]})
+		}
+		return r
+	}
+	// a: evals at 10 (1) and 20 (3); b: eval at 20 (5), 40 (7) then stops.
+	// c: no evals: training reward used.
+	runs := []Run{mk([2]float64{10, 1}, [2]float64{20, 3}), mk([2]float64{20, 5}, [2]float64{40, 7})}
+	b, evalOnly := MeanBand(runs, 5) // grid 0, 10, 20, 30, 40
+	if !evalOnly {
+		t.Error("evalOnly false")
+	}
+	wantX := []float64{10, 20, 30, 40}
+	wantMean := []float64{1, 4, 4, 5}
+	wantStd := []float64{0, 1, 1, 2}
+	wantN := []int{1, 2, 2, 2}
+	if len(b.X) != len(wantX) {
+		t.Fatalf("band %+v", b)
+	}
+	for i := range wantX {
+		if b.X[i] != wantX[i] || math.Abs(b.Mean[i]-wantMean[i]) > 1e-12 || math.Abs(b.Std[i]-wantStd[i]) > 1e-12 || b.N[i] != wantN[i] {
+			t.Errorf("point %d: x %v mean %v std %v n %d", i, b.X[i], b.Mean[i], b.Std[i], b.N[i])
+		}
+	}
+	c := Run{Curve: []Point{{Episodes: 0, Reward: 2}, {Episodes: 40, Reward: 4}}}
+	if b, evalOnly := MeanBand([]Run{c}, 3); evalOnly || len(b.X) != 3 || b.Mean[1] != 2 || b.Mean[2] != 4 {
+		t.Errorf("reward fallback: %+v %v", b, evalOnly)
+	}
+}
+
+func checkPNG(t *testing.T, path string, w, h int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if b := img.Bounds(); b.Dx() != w || b.Dy() != h {
+		t.Errorf("%s: size %dx%d, want %dx%d", path, b.Dx(), b.Dy(), w, h)
+	}
+	colors := map[[4]uint32]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 2 {
+		for x := b.Min.X; x < b.Max.X; x += 2 {
+			r, g, bb, a := img.At(x, y).RGBA()
+			colors[[4]uint32{r >> 8, g >> 8, bb >> 8, a >> 8}] = true
+		}
+	}
+	if len(colors) < 3 {
+		t.Errorf("%s: only %d distinct colours", path, len(colors))
+	}
+	// The method colours are drawn.
+	for _, label := range []string{"STP_IS adaptive", "ARS V2-t"} {
+		c := MethodColor(label)
+		found := false
+		for k := range colors {
+			if k == [4]uint32{uint32(c.R), uint32(c.G), uint32(c.B), 255} {
+				found = true
+				break
+			}
+		}
+		if !found && strings.Contains(path, "Hopper") {
+			t.Errorf("%s: colour of %s not found", path, label)
+		}
+	}
+}
+
+func TestPlot(t *testing.T) {
+	root := t.TempDir()
+	writeFixture(t, root, false)
+	runs, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "curve.png")
+	files, err := PlotFiles(runs, out, PlotOptions{DPI: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1 || files[0] != out {
+		t.Fatalf("files %v, want [%s]", files, out)
+	}
+	checkPNG(t, out, 600, 400)
+}
+
+func TestPlotPerEnv(t *testing.T) {
+	root := t.TempDir()
+	writeFixture(t, root, true)
+	runs, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var log strings.Builder
+	files, err := PlotFiles(runs, filepath.Join(dir, "curve.png"), PlotOptions{DPI: 50, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "curve-Swimmer-v1.png"), filepath.Join(dir, "curve-Hopper-v1.png")}
+	if len(files) != 2 || files[0] != want[0] || files[1] != want[1] {
+		t.Fatalf("files %v, want %v", files, want)
+	}
+	for _, f := range files {
+		checkPNG(t, f, 300, 200)
+		if !strings.Contains(log.String(), "wrote "+f) {
+			t.Errorf("log %q lacks %s", log.String(), f)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "curve.png")); err == nil {
+		t.Error("curve.png written although runs span two envs")
+	}
+}
