@@ -292,10 +292,10 @@ func (p *SVM) NewCursor(x []float64) Cursor {
 }
 
 type svmCursor struct {
-	p       *SVM
-	x, z    []float64
-	loss    float64
-	xx      float64
+	p    *SVM
+	x, z []float64
+	loss float64
+	xx   float64
 }
 
 func (c *svmCursor) Reset(x []float64) {
