@@ -180,10 +180,7 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 	envSet := map[string]bool{}
 	labelSet := map[string]bool{}
 	for _, r := range runs {
-		label := r.Meta.Label
-		if label == "" {
-			label = DeriveLabel(r.Meta.Method, r.Meta.Step)
-		}
+		label := runLabel(r)
 		k := key{r.Meta.Env, label}
 		groups[k] = append(groups[k], r)
 		envSet[r.Meta.Env] = true
@@ -248,6 +245,15 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 			"the paper's task is matched by the env name without version); N/A as published.\n")
 	}
 	return sb.String(), nil
+}
+
+// runLabel is the run's display label, derived from method and step when
+// run.json has none.
+func runLabel(r Run) string {
+	if r.Meta.Label != "" {
+		return r.Meta.Label
+	}
+	return DeriveLabel(r.Meta.Method, r.Meta.Step)
 }
 
 func paperCell(env, label string) string {
