@@ -236,8 +236,11 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 	}
 	p.Title.Text = title
 	p.X.Label.Text = "training episodes"
-	p.Legend.Top = false
-	p.Legend.Left = false
+	// Curves rise from the bottom left: the top left is the emptiest corner.
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(6)
+	p.Legend.YOffs = -vg.Points(4)
 	p.Legend.ThumbnailWidth = vg.Points(18)
 	p.Add(plotter.NewGrid())
 
@@ -312,6 +315,10 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 		}
 	}
 
+	// Headroom above the highest band or threshold for the legend.
+	if span := p.Y.Max - p.Y.Min; span > 0 {
+		p.Y.Max += 0.25 * span
+	}
 	return savePNG(p, out, opts)
 }
 
