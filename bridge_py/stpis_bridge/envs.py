@@ -8,7 +8,6 @@ module knows nothing about gRPC.
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 from collections.abc import Mapping
 from typing import Any
 
@@ -141,12 +140,12 @@ def paper_threshold(requested_id: str, resolved_id: str) -> float | None:
     return None
 
 
-def kwargs_key(kwargs: Kwargs) -> tuple[tuple[str, KwargValue], ...]:
+def kwargs_key(kwargs: Kwargs) -> tuple[tuple[str, tuple[str, KwargValue]], ...]:
     """Return a hashable, order-independent cache key for kwargs.
 
     The type is part of the key so that ``1``, ``1.0`` and ``True`` stay distinct.
     """
-    return tuple(sorted((k, (type(v).__name__, v)) for k, v in kwargs.items()))  # type: ignore[misc]
+    return tuple(sorted((k, (type(v).__name__, v)) for k, v in kwargs.items()))
 
 
 def make_env(resolved_id: str, kwargs: Kwargs) -> gym.Env[Any, Any]:
@@ -234,11 +233,3 @@ def describe_env(requested_id: str, kwargs: Kwargs) -> EnvDescription:
         )
     finally:
         env.close()
-
-
-def installed_version(dist: str) -> str:
-    """Return the installed version of a distribution, or "unknown"."""
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"

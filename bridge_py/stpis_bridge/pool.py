@@ -143,6 +143,7 @@ class WorkerPool:
         self._ids = itertools.count()
         self._closing = False
         self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)  # a full pipe already means "wake up"
         self._thread: threading.Thread | None = None
         self._broken: str | None = None
         self.replacements = 0
@@ -195,7 +196,7 @@ class WorkerPool:
             if self._broken is not None:
                 raise PoolError(self._broken)
             self._queue.append(batch)
-        self._wake()
+            self._wake()
         return BatchHandle(self, batch)
 
     def run(self, tasks: Sequence[EpisodeTask], tag: str = "") -> list[EpisodeOutcome]:
@@ -208,7 +209,7 @@ class WorkerPool:
             if self._closing:
                 return
             self._closing = True
-        self._wake()
+            self._wake()
         if self._thread is not None:
             self._thread.join(timeout + _JOIN_TIMEOUT_S)
         with self._lock:
@@ -226,8 +227,9 @@ class WorkerPool:
                 w.process.kill()
                 w.process.join(_JOIN_TIMEOUT_S)
             w.conn.close()
-        os.close(self._wake_r)
-        os.close(self._wake_w)
+        with self._lock:
+            os.close(self._wake_r)
+            os.close(self._wake_w)
 
     # Everything below runs on the dispatcher thread, except _wake, _cancel and _spawn
     # (which the caller runs under the lock).

@@ -114,8 +114,8 @@ class RunningServer:
 
 
 def _split_host(listen: str) -> str:
-    host = listen.rpartition(":")[0]
-    return host.strip("[]")
+    # IPv6 hosts keep their brackets, so that host:port stays unambiguous.
+    return listen.rpartition(":")[0]
 
 
 def serve(config: ServerConfig) -> RunningServer:
