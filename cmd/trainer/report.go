@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/stpis/stpis/convex/figures"
+	"github.com/stpis/stpis/report"
+)
+
+// runPlot is `trainer plot RUNS... -o curve.png`.
+func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("trainer plot", flag.ContinueOnError)
+	out := fs.String("o", "curve.png", "output PNG (one file per env when the runs span several)")
+	dirs, err := parseInterspersed(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(dirs) == 0 {
+		return usageError{errors.New("give at least one run directory (or a directory above runs)")}
+	}
+	runs, err := report.Load(dirs...)
+	if err != nil {
+		return err
+	}
+	files, err := report.PlotFiles(runs, *out, report.PlotOptions{})
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	return nil
+}
+
+// runTable is `trainer table RUNS... [--paper]`.
+func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("trainer table", flag.ContinueOnError)
+	paper := fs.Bool("paper", false, "add the paper's published figures beside ours")
+	dirs, err := parseInterspersed(fs, args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(dirs) == 0 {
+		return usageError{errors.New("give at least one run directory (or a directory above runs)")}
+	}
+	runs, err := report.Load(dirs...)
+	if err != nil {
+		return err
+	}
+	md, err := report.Table(runs, report.TableOptions{Paper: *paper})
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, md)
+	return nil
+}
+
+// runConvex is `trainer convex`, the same command as cmd/convex.
+func runConvex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if err := figures.Main(ctx, args, stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}
+
+// parseInterspersed parses flags that may come after positional arguments
+// (trainer plot runs/ -o curve.png) and returns the positional ones.
+func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
+	var pos []string
+	for {
+		if err := parseFlags(fs, args, stderr); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return pos, nil
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
