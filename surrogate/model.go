@@ -44,8 +44,8 @@ type Model struct {
 	resRng, batchRng *rand.Rand
 
 	// scratch for training
-	z, h, dh []float64
-	idx      []int
+	scr trainScratch
+	idx []int
 }
 
 // New returns a model for inputs of dimension dim with weights initialized
@@ -293,84 +293,6 @@ func (m *Model) Train(steps int) (float64, error) {
 		m.adam()
 	}
 	return total / float64(steps), nil
-}
-
-// gradient fills m.grad with the gradient of the minibatch mean squared error
-// (standardized units) over the history rows idx and returns that error.
-func (m *Model) gradient(idx []int) float64 {
-	d, w, bs := m.dim, m.width, len(idx)
-	if cap(m.z) < bs*d {
-		m.z = make([]float64, bs*d)
-	}
-	if cap(m.h) < bs*w {
-		m.h = make([]float64, bs*w)
-		m.dh = make([]float64, bs*w)
-	}
-	z, hh, dh := m.z[:bs*d], m.h[:bs*w], m.dh[:bs*w]
-	for b, i := range idx {
-		row := m.xs[i*d : (i+1)*d]
-		zr := z[b*d : (b+1)*d]
-		for j, v := range row {
-			zr[j] = (v - m.muX[j]) / m.sdX[j]
-		}
-	}
-	w1, b1, w2, b2 := m.params(m.theta)
-	gw1, gb1, gw2, gb2 := m.params(m.grad)
-	// H = Z W1ᵀ
-	blas64.Gemm(blas.NoTrans, blas.Trans, 1,
-		blas64.General{Rows: bs, Cols: d, Stride: d, Data: z},
-		blas64.General{Rows: w, Cols: d, Stride: d, Data: w1},
-		0, blas64.General{Rows: bs, Cols: w, Stride: w, Data: hh})
-	for h := range gb1 {
-		gb1[h], gw2[h] = 0, 0
-	}
-	*gb2 = 0
-	loss := 0.0
-	scale := 2 / float64(bs)
-	for b, i := range idx {
-		hr := hh[b*w : (b+1)*w]
-		out := *b2
-		for h := range hr {
-			t := math.Tanh(hr[h] + b1[h])
-			hr[h] = t
-			out += w2[h] * t
-		}
-		r := out - (m.ys[i]-m.muY)/m.sdY
-		loss += r * r
-		g := scale * r
-		*gb2 += g
-		dr := dh[b*w : (b+1)*w]
-		for h, t := range hr {
-			gw2[h] += g * t
-			dr[h] = g * w2[h] * (1 - t*t)
-			gb1[h] += dr[h]
-		}
-	}
-	// gW1 = dHᵀ Z
-	blas64.Gemm(blas.Trans, blas.NoTrans, 1,
-		blas64.General{Rows: bs, Cols: w, Stride: w, Data: dh},
-		blas64.General{Rows: bs, Cols: d, Stride: d, Data: z},
-		0, blas64.General{Rows: w, Cols: d, Stride: d, Data: gw1})
-	return loss / float64(bs)
-}
-
-// adam applies one Adam update with the gradient in m.grad.
-func (m *Model) adam() {
-	m.step++
-	c := m.cfg
-	b1, b2 := c.Beta1, c.Beta2
-	bc1 := 1 - math.Pow(b1, float64(m.step))
-	bc2 := 1 - math.Pow(b2, float64(m.step))
-	lr, eps := c.LearningRate, c.Epsilon
-	th, m1, m2 := m.theta, m.mom1[:len(m.theta)], m.mom2[:len(m.theta)]
-	g := m.grad[:len(m.theta)]
-	for i := range th {
-		gi := g[i]
-		a := b1*m1[i] + (1-b1)*gi
-		v := b2*m2[i] + (1-b2)*gi*gi
-		m1[i], m2[i] = a, v
-		th[i] -= lr * (a / bc1) / (math.Sqrt(v/bc2) + eps)
-	}
 }
 
 // hidden computes t = tanh(W1 z + b1) at x (already checked) into t.
