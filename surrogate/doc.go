@@ -61,8 +61,10 @@
 // [Directions] in blocks, so D is never materialized: the pass holds
 // (GOMAXPROCS+2) blocks of 48 columns plus a packed copy of W1, i.e. about
 // 8·dim·(48·(GOMAXPROCS+2) + width) bytes (≈ 21 MiB at Humanoid size on 2
-// cores). On amd64 with AVX2 and FMA the product uses an assembly kernel;
-// elsewhere a pure Go one.
+// cores). On amd64 with AVX2 and FMA the product uses an assembly kernel
+// (an 8×6 register-blocked multiply-add over chunks of 512 coordinates);
+// elsewhere a pure Go one. Training uses the same kernel for Z·W1ᵀ and
+// dHᵀ·Z, and the Adam update is split over GOMAXPROCS goroutines.
 //
 // Every returned L_i is floored at Config.Floor (default 1e-6) × max_i L_i so
 // that none is 0; if every L_i is 0 (or the maximum is not finite) all are set
@@ -74,7 +76,11 @@
 // Initialization, the reservoir and the minibatches use separate seeded PCG
 // generators (math/rand/v2). [Model.MarshalBinary] saves the weights, scaling,
 // Adam state, history, counters and generator states, so that a loaded model
-// continues bit-identically.
+// continues bit-identically. Every sum has a fixed order, so results do not
+// depend on GOMAXPROCS; they do depend on the kernel, because the assembly
+// kernel's fused multiply-adds round differently from the portable one, so a
+// bit-exact resume needs a machine of the same kind (amd64 with AVX2+FMA, or
+// not).
 //
 // This package imports no other package of this module.
 package surrogate
