@@ -16,7 +16,7 @@ import (
 // connect dials the bridge at target, or starts a local one from .venv when
 // target is empty. The returned stop func closes the client and stops a
 // local bridge.
-func connect(ctx context.Context, target string, workers int, log zerolog.Logger, stderr io.Writer) (*envclient.Client, func(), error) {
+func connect(ctx context.Context, target string, workers int, timeout time.Duration, log zerolog.Logger, stderr io.Writer) (*envclient.Client, func(), error) {
 	var local *localbridge.Bridge
 	if target == "" {
 		if workers <= 0 {
@@ -39,17 +39,15 @@ func connect(ctx context.Context, target string, workers int, log zerolog.Logger
 			}
 		}
 	}
-	c, err := envclient.Dial(ctx, envclient.Config{Target: target})
+	c, err := envclient.Dial(ctx, envclient.Config{Target: target, ReadyTimeout: timeout})
 	if err != nil {
 		stopLocal()
 		return nil, nil, fmt.Errorf("bridge %s: %w", target, err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if err := c.WaitReady(wctx); err != nil {
+	if err := c.WaitReady(ctx); err != nil {
 		c.Close()
 		stopLocal()
-		return nil, nil, fmt.Errorf("bridge %s unreachable: %w", target, err)
+		return nil, nil, fmt.Errorf("bridge %s (waited %s): %w", target, timeout, err)
 	}
 	return c, func() { c.Close(); stopLocal() }, nil
 }

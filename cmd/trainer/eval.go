@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/stpis/stpis/policy"
 	"github.com/stpis/stpis/train"
@@ -51,7 +52,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	client, closeBridge, err := connect(ctx, *bridge, *workers, log, stderr)
+	client, closeBridge, err := connect(ctx, *bridge, *workers, 60*time.Second, log, stderr)
 	if err != nil {
 		return err
 	}

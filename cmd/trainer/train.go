@@ -32,6 +32,7 @@ type trainFlags struct {
 	threshold       optFloat
 	shift           optFloat
 	bridge          string
+	bridgeTimeout   time.Duration
 	workers         int
 	out             string
 	resume, force   bool
@@ -75,6 +76,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	lip := fs.String("lipschitz", "global", "surrogate Lipschitz estimate: global bound or local curvature at x_k")
 	fs.Float64Var(&c.Mixing, "mix", 0, "mix p with uniform: p ← (1−γ)p + γ/n")
 	fs.StringVar(&f.bridge, "bridge", "", "bridge address list (host:port,host:port) or dns:///host:port; empty starts a local bridge from .venv")
+	fs.DurationVar(&f.bridgeTimeout, "bridge-timeout", 60*time.Second, "how long to wait for the bridge to answer before giving up")
 	fs.IntVar(&f.workers, "workers", 0, "worker processes of a local bridge (0: one per core)")
 	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<method>/seed<N>/")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run found in the output directory (start it if there is none)")
@@ -120,7 +122,18 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	if err != nil {
 		return err
 	}
-	client, closeBridge, err := connect(ctx, f.bridge, f.workers, log, stderr)
+	// Refuse to overwrite another run before anything starts.
+	if !f.resume && !f.force {
+		for s := 0; s < f.seeds; s++ {
+			c := f.cfg.Defaults()
+			c.Seed = f.cfg.Seed + uint64(s)
+			dir := runDir(f.out, c)
+			if _, err := os.Stat(filepath.Join(dir, runFile)); err == nil {
+				return usageError{fmt.Errorf("%s holds another run: pass --resume to continue it or --force to replace it", dir)}
+			}
+		}
+	}
+	client, closeBridge, err := connect(ctx, f.bridge, f.workers, f.bridgeTimeout, log, stderr)
 	if err != nil {
 		return err
 	}
