@@ -184,6 +184,11 @@ class WorkerPool:
         with self._lock:
             return {w.pid: w.current[0].tag for w in self._workers if w.current is not None}
 
+    def pending_tasks(self) -> int:
+        """Return how many submitted tasks no worker has started yet."""
+        with self._lock:
+            return sum(len(b.tasks) - b.next_index for b in self._queue if not b.done.is_set())
+
     def submit(self, tasks: Sequence[EpisodeTask], tag: str = "") -> BatchHandle:
         """Queue a batch; its tasks interleave with other batches' tasks."""
         batch = _Batch(next(self._ids), tag, tasks)

@@ -126,6 +126,7 @@ def run_episode(
     if not _finite(obs):
         detail = f"{_non_finite_what('observation', obs)} at reset"
 
+    has_b = bool(b.any())
     step = env.step
     matvec = w.dot
     maximum = np.maximum
@@ -138,7 +139,8 @@ def run_episode(
             recorded = grown
         recorded[length] = obs
         action = matvec(obs)
-        action += b
+        if has_b:
+            action += b
         maximum(action, low, out=action)
         minimum(action, high, out=action)
         obs_raw, reward, terminated, truncated, _ = step(action)

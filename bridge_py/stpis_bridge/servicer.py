@@ -246,7 +246,9 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             handle = self._pool.submit(tasks, tag=context.peer())
         except PoolError as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
-        context.add_callback(handle.cancel)
+        # A client that gives up (deadline, cancel) frees the workers from its queued tasks.
+        if not context.add_callback(handle.cancel):
+            handle.cancel()
         try:
             outcomes = handle.wait()
         except WorkerCrashedError as exc:

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import math
+import time
 
+import grpc
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -214,3 +216,19 @@ def test_finite_fake_episode_is_not_flagged():
     assert out.non_finite_detail == ""
     assert (out.length, out.total_return, out.shifted_return) == (6, 6.0, 3.0)
     assert out.truncated
+
+
+def test_client_deadline_drops_the_calls_queued_episodes(stub, server):
+    kwargs = {**NO_TERMINATION, "max_episode_steps": 2000}
+    long_specs = [hopper_spec(seed=i, horizon=2000, kwargs=kwargs) for i in range(12)]
+    with pytest.raises(grpc.RpcError) as info:
+        stub.Rollout(pb.RolloutRequest(episodes=long_specs), timeout=0.5)
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    # The episodes not yet started are dropped at once; the (at most 2) running ones finish.
+    deadline = time.monotonic() + 1.0  # well under one long episode
+    while server.pool.pending_tasks() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.pool.pending_tasks() == 0
+    assert len(server.pool.busy()) <= 2
+    resp = stub.Rollout(pb.RolloutRequest(episodes=[hopper_spec(horizon=5)] * 2), timeout=60)
+    assert [r.length for r in resp.results] == [5, 5]
