@@ -20,7 +20,8 @@ const (
 )
 
 // Model is a one-hidden-layer tanh network with its history, scaling and
-// Adam state. A Model is not safe for concurrent use.
+// Adam state. Make one with New or decode one with UnmarshalBinary (into a
+// zero Model); a Model is not safe for concurrent use.
 type Model struct {
 	dim, width int
 	cfg        Config
