@@ -37,6 +37,11 @@ func (e *SpecError) GRPCStatus() *status.Status {
 	return status.New(codes.InvalidArgument, e.Error())
 }
 
+var (
+	_ error                                    = (*SpecError)(nil)
+	_ interface{ GRPCStatus() *status.Status } = (*SpecError)(nil)
+)
+
 // ErrProtocol is wrapped by errors for replies that break the envbridge.v1
 // contract (a wrong number of results, inconsistent statistics).
 var ErrProtocol = errors.New("envclient: bridge broke the protocol")
@@ -57,6 +62,9 @@ func kwargsToProtoAt(index int, kw Kwargs) (map[string]*envbridgev1.KwargValue, 
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		if k == "" {
+			return nil, &SpecError{Index: index, Field: "Kwargs", Reason: "empty key"}
+		}
 		var v *envbridgev1.KwargValue
 		switch x := kw[k].(type) {
 		case bool:
@@ -72,9 +80,6 @@ func kwargsToProtoAt(index int, kw Kwargs) (map[string]*envbridgev1.KwargValue, 
 		default:
 			return nil, &SpecError{Index: index, Field: fmt.Sprintf("Kwargs[%q]", k),
 				Reason: fmt.Sprintf("type %T is not one of bool, int, int64, float64, string", x)}
-		}
-		if k == "" {
-			return nil, &SpecError{Index: index, Field: "Kwargs", Reason: "empty key"}
 		}
 		out[k] = v
 	}

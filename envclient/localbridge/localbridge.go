@@ -265,6 +265,8 @@ func (b *Bridge) Kill() {
 	<-b.exited
 }
 
+var _ io.Writer = (*tailBuffer)(nil)
+
 // tailBuffer keeps the last max bytes written to it.
 type tailBuffer struct {
 	mu  sync.Mutex
