@@ -239,7 +239,7 @@ type attemptTracker struct {
 	started  map[string]int // Rollout attempts per replica address
 	failed   map[string]int // Rollout attempts that ended with an error
 	firstOn  map[string]chan struct{}
-	attempts []*attempt
+	seen     map[string]bool // replicas that got any RPC
 }
 
 type attempt struct{ addr, method string }
@@ -249,7 +249,7 @@ type attemptKey struct{}
 var _ stats.Handler = (*attemptTracker)(nil)
 
 func newTracker(addrs ...string) *attemptTracker {
-	tr := &attemptTracker{started: map[string]int{}, failed: map[string]int{}, firstOn: map[string]chan struct{}{}}
+	tr := &attemptTracker{started: map[string]int{}, failed: map[string]int{}, firstOn: map[string]chan struct{}{}, seen: map[string]bool{}}
 	for _, a := range addrs {
 		tr.firstOn[a] = make(chan struct{})
 	}
@@ -262,11 +262,17 @@ func (tr *attemptTracker) TagRPC(ctx context.Context, info *stats.RPCTagInfo) co
 
 func (tr *attemptTracker) HandleRPC(ctx context.Context, s stats.RPCStats) {
 	a, _ := ctx.Value(attemptKey{}).(*attempt)
-	if a == nil || !strings.HasSuffix(a.method, "/Rollout") {
+	if a == nil {
 		return
 	}
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
+	if h, ok := s.(*stats.OutHeader); ok && h.RemoteAddr != nil {
+		tr.seen[h.RemoteAddr.String()] = true
+	}
+	if !strings.HasSuffix(a.method, "/Rollout") {
+		return
+	}
 	switch s := s.(type) {
 	case *stats.OutHeader:
 		if s.RemoteAddr == nil {
@@ -274,7 +280,6 @@ func (tr *attemptTracker) HandleRPC(ctx context.Context, s stats.RPCStats) {
 		}
 		a.addr = s.RemoteAddr.String()
 		tr.started[a.addr]++
-		tr.attempts = append(tr.attempts, a)
 		if ch, ok := tr.firstOn[a.addr]; ok && tr.started[a.addr] == 1 {
 			close(ch)
 		}
@@ -340,6 +345,23 @@ func TestTwoReplicasFailover(t *testing.T) {
 	defer c.Close()
 	if err := c.WaitReady(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// WaitReady needs one replica; round_robin uses the ones that are
+	// connected, so wait until calls reach both.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, err := c.ListEnvs(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tr.mu.Lock()
+		both := tr.seen[survivor.Addr()] && tr.seen[victim.Addr()]
+		tr.mu.Unlock()
+		if both {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls reached only %v", tr.seen)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 
 	kw := envclient.Kwargs{"terminate_when_unhealthy": false}
