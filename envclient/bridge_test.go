@@ -235,11 +235,11 @@ func TestBridgeErrors(t *testing.T) {
 // attemptTracker is a client stats handler that records every RPC attempt
 // (retries included) with the replica it went to and how it ended.
 type attemptTracker struct {
-	mu       sync.Mutex
-	started  map[string]int // Rollout attempts per replica address
-	failed   map[string]int // Rollout attempts that ended with an error
-	firstOn  map[string]chan struct{}
-	seen     map[string]bool // replicas that got any RPC
+	mu      sync.Mutex
+	started map[string]int // Rollout attempts per replica address
+	failed  map[string]int // Rollout attempts that ended with an error
+	firstOn map[string]chan struct{}
+	seen    map[string]bool // replicas that got any RPC
 }
 
 type attempt struct{ addr, method string }
