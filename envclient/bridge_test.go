@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -426,5 +427,50 @@ func TestTwoReplicasFailover(t *testing.T) {
 		if r.Length != in[i].Horizon {
 			t.Errorf("episode %d: length %d, want %d", i, r.Length, in[i].Horizon)
 		}
+	}
+}
+
+func TestBridgeDNSTarget(t *testing.T) {
+	sharedClient(t) // starts the shared bridge
+	ctx := ctxFor(t, time.Minute)
+	_, port, err := net.SplitHostPort(shared.bridge.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := envclient.Dial(ctx, envclient.Config{Target: "dns:///127.0.0.1:" + port})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.Replicas() != 1 {
+		t.Errorf("Replicas() = %d for one address", c.Replicas())
+	}
+	got, err := c.Rollout(ctx, linearSpecs("Hopper-v5", nil, 3, 11, 3, 5, 20))
+	if err != nil || len(got) != 3 {
+		t.Fatalf("Rollout over dns:///: %d results, %v", len(got), err)
+	}
+}
+
+func TestBridgeCancel(t *testing.T) {
+	c := sharedClient(t)
+	kw := envclient.Kwargs{"terminate_when_unhealthy": false}
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := c.Rollout(ctx, linearSpecs("Hopper-v5", kw, 3, 11, 16, 50, 1000))
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("Rollout returned %v after a 400ms deadline", took)
+	}
+	// The bridge is still usable right after.
+	got, err := c.Rollout(ctxFor(t, 30*time.Second), linearSpecs("Hopper-v5", kw, 3, 11, 2, 60, 10))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Rollout after a cancelled one: %d results, %v", len(got), err)
 	}
 }
