@@ -67,7 +67,7 @@ test-py: venv ## pytest against the real server and real MuJoCo
 	cd bridge_py && $(VPY) -m pytest -q
 
 run: venv build ## train Hopper-v1 with STP_IS through a local bridge, then plot the curve
-	bin/trainer --env Hopper-v1 --out runs --force
+	bin/trainer --env Hopper-v1 --out runs --resume
 	bin/trainer plot runs/Hopper-v1 -o runs/Hopper-v1/curve.png
 
 bench-bridge: venv ## Hopper-v5 episodes/s through the bridge vs in-process (JSON last line)
