@@ -44,11 +44,11 @@ const (
 // Config is one run's configuration. Zero values mean the defaults filled
 // in by Defaults (per task, following the paper where it has one).
 type Config struct {
-	Env    string            `json:"env"`
-	Kwargs envclient.Kwargs  `json:"kwargs,omitempty"`
-	Method Method            `json:"method"`
-	Step   Step              `json:"step"`
-	Seed   uint64            `json:"seed"`
+	Env    string           `json:"env"`
+	Kwargs envclient.Kwargs `json:"kwargs,omitempty"`
+	Method Method           `json:"method"`
+	Step   Step             `json:"step"`
+	Seed   uint64           `json:"seed"`
 
 	// K is the number of episodes averaged per evaluated point.
 	K int `json:"k"`

@@ -127,6 +127,19 @@ func (r *Run) build(x0 []float64) error {
 	if r.cfg.Step == Fixed {
 		set.Rule = stp.Fixed
 	}
+	if r.cfg.Method == STPIS {
+		// Theorem 1 pairs the decaying step with IS-sqrt, Theorems 2-4 the
+		// others with IS-L. Until the surrogate has data, all L_i are equal:
+		// p is uniform and v = 1, exactly plain STP.
+		set.Sampling = stp.ISSqrt
+		if r.cfg.Step == Fixed {
+			set.Sampling = stp.ISL
+		}
+		set.L = make([]float64, n)
+		for i := range set.L {
+			set.L[i] = 1
+		}
+	}
 	st, err := stp.NewStepper(x0, set)
 	if err != nil {
 		return fmt.Errorf("train: %w", err)
