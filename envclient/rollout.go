@@ -15,9 +15,9 @@ type chunk struct{ lo, hi int }
 
 // chunkSize returns the number of episodes per Rollout RPC for specs:
 // Config.ChunkSize if set, else ceil(n / (2 × replicas)) capped at
-// maxAutoChunk; then lowered so
-// that the largest request and response of a chunk fit in half of
-// MaxMessageBytes (the other half is headroom for encoding overhead).
+// maxAutoChunk; then lowered so that the largest request and response of a
+// chunk fit in half of MaxMessageBytes (the other half is headroom for the
+// estimate's error).
 func (c *Client) chunkSize(specs []EpisodeSpec) (int, error) {
 	n := len(specs)
 	size := c.cfg.ChunkSize
@@ -143,7 +143,7 @@ func (c *Client) rolloutChunk(ctx context.Context, k, nChunks int, ch chunk, spe
 			return fmt.Errorf("envclient: rollout chunk %d/%d (episodes %d..%d): %w", k+1, nChunks, ch.lo, ch.hi-1, context.Cause(ctx))
 		}
 		c.log.Warn().Err(err).Int("chunk", k).Int("lo", ch.lo).Int("hi", ch.hi).Msg("rollout chunk failed")
-		return fmt.Errorf("envclient: rollout chunk %d/%d (episodes %d..%d of the batch; indices in the bridge's message count from %d): %w",
+		return fmt.Errorf("envclient: rollout chunk %d/%d (batch episodes %d..%d; the bridge's episodes[i] is batch episode %d+i): %w",
 			k+1, nChunks, ch.lo, ch.hi-1, ch.lo, err)
 	}
 	got := resp.GetResults()
