@@ -40,7 +40,6 @@ type trainFlags struct {
 	checkpointEvery int
 	stopAfter       int
 	kwargs          kwargsFlag
-	preset          string
 }
 
 func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
