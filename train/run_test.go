@@ -1,0 +1,164 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stpis/stpis/envclient"
+)
+
+// quadRoller is a stand-in for the bridge in these unit tests (the real
+// bridge is exercised end to end by cmd/trainer's tests): the return of an
+// episode is −‖W − W*‖² plus seed-determined noise, each episode lasts 10
+// steps, and its observation statistics are a function of the seed.
+type quadRoller struct {
+	target   []float64
+	episodes int
+}
+
+func (q *quadRoller) Rollout(_ context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
+	out := make([]envclient.EpisodeResult, len(specs))
+	for i, s := range specs {
+		q.episodes++
+		r := rand.New(rand.NewPCG(s.Seed, 1))
+		ret := 0.0
+		for j, w := range s.W {
+			ret -= (w - q.target[j]) * (w - q.target[j])
+		}
+		ret += 0.01 * r.NormFloat64()
+		mean := make([]float64, s.Cols)
+		m2 := make([]float64, s.Cols)
+		for j := range mean {
+			mean[j] = 1 + r.NormFloat64()
+			m2[j] = 9 * r.Float64()
+		}
+		out[i] = envclient.EpisodeResult{Return: ret, ShiftedReturn: ret - s.Shift*10, Length: 10, ObsCount: 10, ObsMean: mean, ObsM2: m2}
+	}
+	return out, nil
+}
+
+var testInfo = envclient.EnvInfo{RequestedID: "Quad-v0", ResolvedID: "Quad-v0", ObsDim: 3, ActDim: 2, MaxEpisodeSteps: 10}
+
+func testConfig(m Method) Config {
+	return Config{Env: "Quad-v0", Method: m, Seed: 3, K: 2, MaxEpisodes: 600, EvalEvery: 4, EvalEpisodes: 3,
+		MinHistory: 6, Remeasure: true, Alpha0: 1, NormalizeBasis: true, Shift: 0.5}.Defaults()
+}
+
+func TestIterateCountsAndImproves(t *testing.T) {
+	for _, m := range []Method{STP, STPIS, ARS} {
+		t.Run(string(m), func(t *testing.T) {
+			q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
+			r, err := New(testConfig(m), testInfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, err := r.EvaluateInitial(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var last Record
+			for !r.Done() {
+				if last, err = r.Iterate(context.Background(), q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := r.Counters()
+			if c.Episodes+c.EvalEpisodes != q.episodes {
+				t.Fatalf("training %d + evaluation %d episodes, but the roller ran %d", c.Episodes, c.EvalEpisodes, q.episodes)
+			}
+			if c.EvalEpisodes != c.Evals*3 {
+				t.Fatalf("eval episodes %d for %d evaluations of 3", c.EvalEpisodes, c.Evals)
+			}
+			if c.EnvSteps != int64(10*c.Episodes) {
+				t.Fatalf("env steps %d, want 10 per training episode (%d)", c.EnvSteps, c.Episodes)
+			}
+			// Only training episodes feed the normalizer.
+			if got := r.norm.Count; got != uint64(10*c.Episodes) {
+				t.Fatalf("normalizer saw %d observations, want %d (training only)", got, 10*c.Episodes)
+			}
+			// The optimum is 0, so −eval is the gap to it.
+			if !last.Evaluated || -last.EvalMean > -first.EvalMean/3 {
+				t.Fatalf("eval went from %.3f to %.3f: want the gap to the optimum 3x smaller", first.EvalMean, last.EvalMean)
+			}
+		})
+	}
+}
+
+func TestCheckpointContinuesBitExactly(t *testing.T) {
+	for _, m := range []Method{STPIS, ARS} {
+		t.Run(string(m), func(t *testing.T) {
+			target := []float64{0.5, -0.5, 1, 0, -1, 0.25}
+			cfg := testConfig(m)
+			cfg.MaxEpisodes = 5000
+			a, _ := New(cfg, testInfo)
+			b, _ := New(cfg, testInfo)
+			qa, qb := &quadRoller{target: target}, &quadRoller{target: target}
+			for i := 0; i < 10; i++ {
+				if _, err := b.Iterate(context.Background(), qb); err != nil {
+					t.Fatal(err)
+				}
+			}
+			blob, err := b.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := Restore(blob)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 30; i++ {
+				ra, err := a.Iterate(context.Background(), qa)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i < 10 {
+					continue
+				}
+				rc, err := c.Iterate(context.Background(), qb)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ra != rc {
+					t.Fatalf("iteration %d differs after restore:\n%+v\n%+v", i+1, ra, rc)
+				}
+			}
+			xa, xc := a.X(), c.X()
+			for i := range xa {
+				if math.Float64bits(xa[i]) != math.Float64bits(xc[i]) {
+					t.Fatalf("x[%d]: %v vs %v", i, xa[i], xc[i])
+				}
+			}
+		})
+	}
+}
+
+func TestConfigErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct {
+		mut   func(*Config)
+		field string
+	}{
+		{func(c *Config) { c.Method = "sgd" }, "method"},
+		{func(c *Config) { c.K = 0 }, "k"},
+		{func(c *Config) { c.Mixing = 2 }, "mix"},
+		{func(c *Config) { c.Alpha0 = -1 }, "alpha0"},
+		{func(c *Config) { c.Lipschitz = "x" }, "lipschitz"},
+	} {
+		c := testConfig(STPIS)
+		tc.mut(&c)
+		err := c.Validate()
+		if err == nil || !contains(err.Error(), tc.field+":") {
+			t.Errorf("%s: err = %v", tc.field, err)
+		}
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
