@@ -15,14 +15,7 @@ import (
 func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainer plot", flag.ContinueOnError)
 	out := fs.String("o", "curve.png", "output PNG (one file per env when the runs span several)")
-	dirs, err := parseInterspersed(fs, args, stderr)
-	if err != nil {
-		return err
-	}
-	if len(dirs) == 0 {
-		return usageError{errors.New("give at least one run directory (or a directory above runs)")}
-	}
-	runs, err := report.Load(dirs...)
+	runs, err := loadRuns(fs, args, stderr)
 	if err != nil {
 		return err
 	}
@@ -40,14 +33,7 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainer table", flag.ContinueOnError)
 	paper := fs.Bool("paper", false, "add the paper's published figures beside ours")
-	dirs, err := parseInterspersed(fs, args, stderr)
-	if err != nil {
-		return err
-	}
-	if len(dirs) == 0 {
-		return usageError{errors.New("give at least one run directory (or a directory above runs)")}
-	}
-	runs, err := report.Load(dirs...)
+	runs, err := loadRuns(fs, args, stderr)
 	if err != nil {
 		return err
 	}
@@ -57,6 +43,19 @@ func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprint(stdout, md)
 	return nil
+}
+
+// loadRuns parses the flags and loads the run directories named by the
+// positional arguments.
+func loadRuns(fs *flag.FlagSet, args []string, stderr io.Writer) ([]report.Run, error) {
+	dirs, err := parseInterspersed(fs, args, stderr)
+	if err != nil {
+		return nil, err
+	}
+	if len(dirs) == 0 {
+		return nil, usageError{errors.New("give at least one run directory (or a directory above runs)")}
+	}
+	return report.Load(dirs...)
 }
 
 // runConvex is `trainer convex`, the same command as cmd/convex.

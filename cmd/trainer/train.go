@@ -60,12 +60,13 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.IntVar(&c.EvalEvery, "eval-every", 0, "evaluate every N iterations (0: 5 for STP, 10 for ARS)")
 	fs.IntVar(&c.EvalEpisodes, "eval-episodes", 0, "episodes per evaluation (0: 10)")
 	f.shift = optFloat{auto: true}
-	fs.Var(&f.shift, "shift", "alive-bonus shift subtracted per step from training returns (default: ARS's for the task)")
+	fs.Var(&f.shift, "shift", "alive-bonus shift subtracted per step from training returns (default: ARS's for ars and --preset paper, 0 otherwise)")
 	fs.IntVar(&c.Horizon, "horizon", 0, "maximum episode length (0: the env's)")
 	fs.Float64Var(&c.Alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (0: default 0.3)")
 	fs.Float64Var(&c.Epsilon, "eps", 0, "ε of the fixed step ε/(n v_i) (0: default 0.05)")
 	fs.StringVar(&c.Basis, "basis", "gaussian", "directions: gaussian (the paper's rotated basis) or canonical")
-	fs.BoolVar(&c.NormalizeBasis, "normalize-basis", false, "scale the Gaussian basis columns to unit norm")
+	fs.StringVar(&c.Preset, "preset", "tuned", "defaults for what the paper leaves open: tuned (measured best) or paper (literal)")
+	fs.BoolVar(&c.NormalizeBasis, "normalize-basis", true, "scale the Gaussian basis columns to unit norm (default: true with --preset tuned, false with paper)")
 	fs.BoolVar(&c.Remeasure, "remeasure", true, "re-measure f(x_k) with K fresh episodes every iteration")
 	fs.BoolVar(&c.CommonSeeds, "common-seeds", false, "run the points of an iteration on the same K seeds")
 	fs.IntVar(&c.Width, "width", 0, "surrogate hidden width (0: the paper's by policy size)")
@@ -104,6 +105,11 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	c.Method, c.Step, c.Lipschitz, c.Seed = train.Method(*method), train.Step(*step), train.Lipschitz(*lip), *seed
 	c.StopAtThreshold = !*noStop
 	c.Kwargs = f.kwargs.kw
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if !set["normalize-basis"] {
+		c.NormalizeBasis = c.Preset != train.PresetPaper
+	}
 	c.Shift = math.NaN()
 	if !f.shift.auto {
 		c.Shift = f.shift.v
