@@ -64,7 +64,8 @@ test-go: venv ## Go tests (the end-to-end ones start the real Python bridge)
 	$(GO) test -count=1 -timeout 20m ./...
 
 test-py: venv ## pytest against the real server and real MuJoCo
-	cd bridge_py && $(VPY) -m pytest -q
+	@# pytest exits 5 when it collects no test: that is a failure here, said plainly.
+	cd bridge_py && { rc=0; $(VPY) -m pytest -q || rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; fi; exit $$rc; }
 
 run: venv build ## train Hopper-v1 with STP_IS through a local bridge, then plot the curve
 	bin/trainer --env Hopper-v1 --out runs --resume
