@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -214,4 +216,60 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 		}
 	})
+}
+
+// TestSIGTERMCheckpointsAndResumes sends a real SIGTERM to the trainer
+// binary mid-run: it finishes its iteration, checkpoints and exits 0; the
+// resumed run ends with the same policy as an uninterrupted one.
+func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "trainer")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	common := []string{"--env", "Swimmer-v1", "--max-episodes", "150", "--horizon", "300", "--seed", "9",
+		"--bridge", bridgeAddr, "--log-level", "warn", "--eval-every", "4", "--eval-episodes", "2", "--checkpoint-every", "1000"}
+	outA, outB := t.TempDir(), t.TempDir()
+	if code, _, stderr := trainer(t, append(common, "--out", outA)...); code != 0 {
+		t.Fatalf("uninterrupted run: exit %d\n%s", code, stderr)
+	}
+	cmd := exec.Command(bin, append(common, "--out", outB)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	dirB := filepath.Join(outB, "Swimmer-v1", "stp_is-adaptive", "seed9")
+	// Wait until training is under way (a few curve lines), then signal.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(dirB, curveFile))
+		if bytes.Count(b, []byte("\n")) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no training progress within 60s\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("trainer after SIGTERM: %v\n%s", err, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dirB, resultFile)); err == nil {
+		t.Fatal("the run finished before the signal took effect: the graceful stop did not stop it")
+	}
+	if _, err := os.Stat(filepath.Join(dirB, checkpointFile)); err != nil {
+		t.Fatalf("no checkpoint after SIGTERM: %v", err)
+	}
+	if code, _, stderr := trainer(t, append(common, "--out", outB, "--resume")...); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	pa, _ := os.ReadFile(filepath.Join(outA, "Swimmer-v1", "stp_is-adaptive", "seed9", policyFile))
+	pb, _ := os.ReadFile(filepath.Join(dirB, policyFile))
+	if !bytes.Equal(pa, pb) {
+		t.Fatalf("the resumed run's final policy differs from the uninterrupted run's")
+	}
 }
