@@ -72,7 +72,8 @@ type Config struct {
 	// Horizon caps episode length; 0 is the env's limit.
 	Horizon int `json:"horizon"`
 
-	// Alpha0 is α0 of the adaptive rule; Epsilon is ε of the fixed rule.
+	// Alpha0 is α0 of the adaptive rule; Epsilon is ε of the fixed rule
+	// α = ε/(n v_i), 0 meaning 0.05·n (a step of 0.05/v_i).
 	Alpha0  float64 `json:"alpha0"`
 	Epsilon float64 `json:"epsilon"`
 	// Basis is "gaussian" (the paper's rotated basis) or "canonical".
@@ -125,6 +126,8 @@ var (
 	arsShift    = map[string]float64{"Hopper": 1, "Walker2d": 1, "Ant": 1, "Humanoid": 5}
 	budget      = map[string]int{"Swimmer": 2000, "Hopper": 8000, "HalfCheetah": 10000, "Walker2d": 20000, "Ant": 100000, "Humanoid": 1000000}
 	defaultStep = map[Step]struct{ alpha0, eps float64 }{Adaptive: {alpha0: 0.3}, Fixed: {eps: 0.05}}
+	// With Epsilon 0 the fixed step is ε = 0.05·n, a step α = 0.05/v_i
+	// whatever the policy size n (the rule divides by n).
 )
 
 // Defaults fills the zero fields of c for its env.
@@ -178,9 +181,6 @@ func (c Config) Defaults() Config {
 	}
 	if c.Alpha0 == 0 {
 		c.Alpha0 = defaultStep[Adaptive].alpha0
-	}
-	if c.Epsilon == 0 {
-		c.Epsilon = defaultStep[Fixed].eps
 	}
 	if c.Basis == "" {
 		c.Basis = "gaussian"
@@ -239,8 +239,8 @@ func (c Config) Validate() error {
 		return bad("horizon", "%d must be ≥ 0", c.Horizon)
 	case !(c.Alpha0 > 0) || math.IsInf(c.Alpha0, 0):
 		return bad("alpha0", "%v must be positive and finite", c.Alpha0)
-	case !(c.Epsilon > 0) || math.IsInf(c.Epsilon, 0):
-		return bad("eps", "%v must be positive and finite", c.Epsilon)
+	case !(c.Epsilon >= 0) || math.IsInf(c.Epsilon, 0):
+		return bad("eps", "%v must be positive and finite (0: 0.05·n)", c.Epsilon)
 	case c.Basis != "gaussian" && c.Basis != "canonical":
 		return bad("basis", "%q is not one of gaussian, canonical", c.Basis)
 	case c.Width < 0 || c.Width > 4096:

@@ -126,6 +126,9 @@ func (r *Run) build(x0 []float64) error {
 	}
 	if r.cfg.Step == Fixed {
 		set.Rule = stp.Fixed
+		if set.Epsilon == 0 {
+			set.Epsilon = defaultStep[Fixed].eps * float64(n)
+		}
 	}
 	if r.cfg.Method == STPIS {
 		// Theorem 1 pairs the decaying step with IS-sqrt, Theorems 2-4 the

@@ -63,7 +63,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Var(&f.shift, "shift", "alive-bonus shift subtracted per step from training returns (default: ARS's for ars and --preset paper, 0 otherwise)")
 	fs.IntVar(&c.Horizon, "horizon", 0, "maximum episode length (0: the env's)")
 	fs.Float64Var(&c.Alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (0: default 0.3)")
-	fs.Float64Var(&c.Epsilon, "eps", 0, "ε of the fixed step ε/(n v_i) (0: default 0.05)")
+	fs.Float64Var(&c.Epsilon, "eps", 0, "ε of the fixed step ε/(n v_i) (0: 0.05·n, a step of 0.05/v_i)")
 	fs.StringVar(&c.Basis, "basis", "gaussian", "directions: gaussian (the paper's rotated basis) or canonical")
 	fs.StringVar(&c.Preset, "preset", "tuned", "defaults for what the paper leaves open: tuned (measured best) or paper (literal)")
 	fs.BoolVar(&c.NormalizeBasis, "normalize-basis", true, "scale the Gaussian basis columns to unit norm (default: true with --preset tuned, false with paper)")
