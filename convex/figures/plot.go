@@ -21,7 +21,7 @@ func plotCase(dir, name, metric string, bands []band) ([]string, error) {
 		p.Title.Text = name
 		p.Y.Label.Text = metric
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: 1}
 		p.X.Label.Text = map[string]string{"iter": "iterations", "evals": "function evaluations"}[axis]
 		for mi, b := range bands {
 			xat := func(i int) float64 {
@@ -45,7 +45,7 @@ func plotCase(dir, name, metric string, bands []band) ([]string, error) {
 			if err != nil {
 				return nil, errf("%w", err)
 			}
-			pg.Color = color.RGBA{R: c.R, G: c.G, B: c.B, A: 0x40}
+			pg.Color = color.NRGBA{R: c.R, G: c.G, B: c.B, A: 0x40} // not premultiplied
 			pg.LineStyle.Width = 0
 			l, err := plotter.NewLine(mean)
 			if err != nil {
