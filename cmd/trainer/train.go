@@ -127,7 +127,11 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	if err != nil {
 		return err
 	}
-	// Refuse to overwrite another run before anything starts.
+	// Bad settings and an occupied output dir are refused before a bridge
+	// starts (the threshold, which comes from the bridge, is checked later).
+	if err := f.cfg.Defaults().Validate(); err != nil {
+		return usageError{err}
+	}
 	if !f.resume && !f.force {
 		for s := 0; s < f.seeds; s++ {
 			c := f.cfg.Defaults()
