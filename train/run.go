@@ -182,9 +182,12 @@ func (r *Run) X() []float64 {
 }
 
 // Policy returns the current policy and the normalizer it acts with.
-func (r *Run) Policy() policy.File {
+func (r *Run) Policy() policy.File { return r.file(r.X()) }
+
+// file is the policy with parameters x and the current normalizer.
+func (r *Run) file(x []float64) policy.File {
 	lin := *r.lin
-	lin.W = append([]float64(nil), r.X()[:len(r.lin.W)]...)
+	lin.W = append([]float64(nil), x[:len(r.lin.W)]...)
 	return policy.File{EnvID: r.cfg.Env, Policy: &lin, Normalizer: r.norm.Clone()}
 }
 
@@ -194,9 +197,7 @@ func (r *Run) BestPolicy() (policy.File, bool) {
 	if !r.c.HasBest {
 		return policy.File{}, false
 	}
-	lin := *r.lin
-	lin.W = append([]float64(nil), r.bestX[:len(r.lin.W)]...)
-	return policy.File{EnvID: r.cfg.Env, Policy: &lin, Normalizer: r.norm.Clone()}, true
+	return r.file(r.bestX), true
 }
 
 // mix derives independent 64-bit seeds (SplitMix64 finalizer).
