@@ -137,8 +137,8 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 			c := f.cfg.Defaults()
 			c.Seed = f.cfg.Seed + uint64(s)
 			dir := runDir(f.out, c)
-			if _, err := os.Stat(filepath.Join(dir, runFile)); err == nil {
-				return usageError{fmt.Errorf("%s holds another run: pass --resume to continue it or --force to replace it", dir)}
+			if runExists(dir) {
+				return errOccupied(dir)
 			}
 		}
 	}
@@ -265,10 +265,20 @@ type result struct {
 	CPUS                float64 `json:"cpu_s"`
 }
 
+// runExists says whether dir holds a run (its run.json).
+func runExists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, runFile))
+	return err == nil
+}
+
+// errOccupied refuses to overwrite the run in dir.
+func errOccupied(dir string) error {
+	return usageError{fmt.Errorf("%s holds another run: pass --resume to continue it or --force to replace it", dir)}
+}
+
 // prepare opens a fresh or resumed run in dir.
 func prepare(f *trainFlags, cfg train.Config, info envclient.EnvInfo, dir string) (*train.Run, *cmdCheckpoint, error) {
-	_, statErr := os.Stat(filepath.Join(dir, runFile))
-	exists := statErr == nil
+	exists := runExists(dir)
 	switch {
 	case exists && f.force:
 		if err := os.RemoveAll(dir); err != nil {
@@ -295,7 +305,7 @@ func prepare(f *trainFlags, cfg train.Config, info envclient.EnvInfo, dir string
 		}
 		return r, &cp, nil
 	case exists:
-		return nil, nil, usageError{fmt.Errorf("%s holds another run: pass --resume to continue it or --force to replace it", dir)}
+		return nil, nil, errOccupied(dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, nil, fmt.Errorf("create %s: %w", dir, err)
