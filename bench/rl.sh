@@ -19,13 +19,9 @@ runs="$OUT/runs"
 mkdir -p "$runs"
 
 # One local bridge for the whole matrix.
-tmp=$(mktemp -d)
-(cd bridge_py && exec ../.venv/bin/python -m stpis_bridge --listen 127.0.0.1:0 --workers "$WORKERS") >"$tmp/bridge.out" 2>"$tmp/bridge.err" &
-bridge_pid=$!
-trap 'kill -TERM $bridge_pid 2>/dev/null; wait $bridge_pid 2>/dev/null; rm -rf "$tmp"' EXIT
-for _ in $(seq 1 600); do grep -q '^LISTENING ' "$tmp/bridge.out" && break; sleep 0.1; done
-addr=$(awk '/^LISTENING /{print $2; exit}' "$tmp/bridge.out")
-[ -n "$addr" ] || { cat "$tmp/bridge.err" >&2; exit 1; }
+source bench/lib.sh
+start_bridge matrix "$WORKERS"
+addr=$BRIDGE_ADDR
 
 for task in $TASKS; do
   for m in $METHODS; do

@@ -7,26 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EPISODES=${EPISODES:-192}
-tmp=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-
-start_bridge() { # $1: name; prints host:port
-  (cd bridge_py && exec ../.venv/bin/python -m stpis_bridge --listen 127.0.0.1:0 --workers 1) >"$tmp/$1.out" 2>"$tmp/$1.err" &
-  pids+=($!)
-  for _ in $(seq 1 600); do
-    if grep -q '^LISTENING ' "$tmp/$1.out" 2>/dev/null; then
-      awk '/^LISTENING /{print $2; exit}' "$tmp/$1.out"
-      return
-    fi
-    sleep 0.1
-  done
-  echo "bridge $1 did not start:" >&2; cat "$tmp/$1.err" >&2; exit 1
-}
-
-a=$(start_bridge a)
-b=$(start_bridge b)
+source bench/lib.sh
+start_bridge a 1
+a=$BRIDGE_ADDR
+start_bridge b 1
+b=$BRIDGE_ADDR
 
 train() { # $1: bridge target, $2: out dir; prints training episodes per second
   bin/trainer --env Hopper-v1 --kwarg terminate_when_unhealthy=false --method stp_is --seed 1 \
@@ -45,8 +30,8 @@ print(f"{(end['episodes'] - first['episodes']) / (end['elapsed_s'] - first['elap
 PY
 }
 
-one=$(train "$a" "$tmp/one")
-two=$(train "$a,$b" "$tmp/two")
+one=$(train "$a" "$BENCH_TMP/one")
+two=$(train "$a,$b" "$BENCH_TMP/two")
 echo "1 replica x 1 worker: $one training episodes/s"
 echo "2 replicas x 1 worker: $two training episodes/s"
 .venv/bin/python -c "import json; print(json.dumps({'env':'Hopper-v1','episodes':$EPISODES,'replicas_1_eps':$one,'replicas_2_eps':$two,'ratio':round($two/$one,3)}))"
