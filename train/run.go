@@ -285,6 +285,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (Record, error) {
 	}
 	frozen := r.norm.Snapshot()
 	pending := r.norm.Clone()
+	nonFinite := r.c.NonFinite
 	var rec Record
 	var err error
 	if r.ars != nil {
@@ -303,6 +304,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (Record, error) {
 		}
 	}
 	rec.Iter = r.c.Iter
+	rec.NonFinite = r.c.NonFinite - nonFinite
 	rec.Episodes = r.c.Episodes
 	rec.EnvSteps = r.c.EnvSteps
 	rec.BestEval = r.c.BestEval
