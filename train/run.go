@@ -269,6 +269,9 @@ func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm po
 			}
 			s += e.ShiftedReturn
 			raw += e.Return
+			if r.cfg.ObsNorm == ObsNormNone {
+				continue
+			}
 			if err := pending.Merge(e.ObsCount, e.ObsMean, e.ObsM2); err != nil {
 				return nil, fmt.Errorf("train: iteration %d: %w", iter, err)
 			}

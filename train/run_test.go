@@ -144,12 +144,57 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.Mixing = 2 }, "mix"},
 		{func(c *Config) { c.Alpha0 = -1 }, "alpha0"},
 		{func(c *Config) { c.Lipschitz = "x" }, "lipschitz"},
+		{func(c *Config) { c.ObsNorm = "ars" }, "obs-norm"},
 	} {
 		c := testConfig(STPIS)
 		tc.mut(&c)
 		err := c.Validate()
 		if err == nil || !contains(err.Error(), tc.field+":") {
 			t.Errorf("%s: err = %v", tc.field, err)
+		}
+	}
+}
+
+func TestObsNormNoneKeepsRawObservations(t *testing.T) {
+	cfg := testConfig(STPIS)
+	cfg.ObsNorm = ObsNormNone
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
+	for i := 0; i < 5; i++ {
+		if _, err := r.Iterate(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r.Counters().Episodes == 0 || r.norm.Count != 0 {
+		t.Fatalf("after %d episodes the normalizer saw %d observations, want 0", r.Counters().Episodes, r.norm.Count)
+	}
+	f := r.Policy().Normalizer.Snapshot()
+	for j := range f.Mean {
+		if f.Mean[j] != 0 || f.Std[j] != 1 {
+			t.Fatalf("feature %d: mean %v std %v, want the identity", j, f.Mean[j], f.Std[j])
+		}
+	}
+}
+
+func TestTunedDefaultsPerTask(t *testing.T) {
+	for _, tc := range []struct {
+		cfg     Config
+		obsNorm string
+		alpha0  float64
+	}{
+		{Config{Env: "Swimmer-v1"}, ObsNormNone, 1},
+		{Config{Env: "Swimmer-v5", Method: STP}, ObsNormNone, 1},
+		{Config{Env: "Swimmer-v1", Preset: PresetPaper}, ObsNormRunning, 0.3},
+		{Config{Env: "Swimmer-v1", Method: ARS}, ObsNormRunning, 0.3},
+		{Config{Env: "Swimmer-v1", ObsNorm: ObsNormRunning, Alpha0: 0.5}, ObsNormRunning, 0.5},
+		{Config{Env: "Hopper-v1"}, ObsNormRunning, 0.3},
+	} {
+		c := tc.cfg.Defaults()
+		if c.ObsNorm != tc.obsNorm || c.Alpha0 != tc.alpha0 {
+			t.Errorf("%+v: obs norm %q, α0 %v; want %q, %v", tc.cfg, c.ObsNorm, c.Alpha0, tc.obsNorm, tc.alpha0)
 		}
 	}
 }
