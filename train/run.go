@@ -269,11 +269,10 @@ func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm po
 			}
 			s += e.ShiftedReturn
 			raw += e.Return
-			if r.cfg.ObsNorm == ObsNormNone {
-				continue
-			}
-			if err := pending.Merge(e.ObsCount, e.ObsMean, e.ObsM2); err != nil {
-				return nil, fmt.Errorf("train: iteration %d: %w", iter, err)
+			if r.cfg.ObsNorm == ObsNormRunning {
+				if err := pending.Merge(e.ObsCount, e.ObsMean, e.ObsM2); err != nil {
+					return nil, fmt.Errorf("train: iteration %d: %w", iter, err)
+				}
 			}
 		}
 		vals[p] = pointValue{shifted: s / float64(k), raw: raw / float64(k)}
@@ -543,6 +542,10 @@ func Restore(b []byte) (*Run, error) {
 	}
 	if cp.Version != checkpointVersion {
 		return nil, fmt.Errorf("train: restore: checkpoint version %d, this build reads %d", cp.Version, checkpointVersion)
+	}
+	if cp.Config.ObsNorm == "" {
+		// Checkpoints written before the field existed normalized.
+		cp.Config.ObsNorm = ObsNormRunning
 	}
 	r, err := New(cp.Config, cp.Info)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stpis/stpis/envclient"
@@ -176,6 +177,31 @@ func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 		if f.Mean[j] != 0 || f.Std[j] != 1 {
 			t.Fatalf("feature %d: mean %v std %v, want the identity", j, f.Mean[j], f.Std[j])
 		}
+	}
+}
+
+func TestRestoreCheckpointWithoutObsNorm(t *testing.T) {
+	r, err := New(testConfig(STPIS), testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Iterate(context.Background(), &quadRoller{target: make([]float64, 6)}); err != nil {
+		t.Fatal(err)
+	}
+	blob, err := r.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.Replace(string(blob), `"obs_norm":"running",`, "", 1)
+	if old == string(blob) {
+		t.Fatal("the checkpoint has no obs_norm field to remove")
+	}
+	c, err := Restore([]byte(old))
+	if err != nil {
+		t.Fatalf("restoring a checkpoint from before obs_norm: %v", err)
+	}
+	if c.Config().ObsNorm != ObsNormRunning {
+		t.Fatalf("obs norm %q, want %q", c.Config().ObsNorm, ObsNormRunning)
 	}
 }
 
