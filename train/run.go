@@ -534,6 +534,20 @@ func (r *Run) MarshalBinary() ([]byte, error) {
 	return b, nil
 }
 
+// upgrade fills the fields that a version-1 checkpoint written before they
+// existed lacks, with what such a run did: it normalized observations, and
+// its preset was the default one. (A preset only picks defaults, which the
+// checkpoint already holds, so it changes nothing on restore.)
+func (c Config) upgrade() Config {
+	if c.ObsNorm == "" {
+		c.ObsNorm = ObsNormRunning
+	}
+	if c.Preset == "" {
+		c.Preset = PresetTuned
+	}
+	return c
+}
+
 // Restore rebuilds a run from MarshalBinary's output.
 func Restore(b []byte) (*Run, error) {
 	var cp checkpoint
@@ -543,11 +557,7 @@ func Restore(b []byte) (*Run, error) {
 	if cp.Version != checkpointVersion {
 		return nil, fmt.Errorf("train: restore: checkpoint version %d, this build reads %d", cp.Version, checkpointVersion)
 	}
-	if cp.Config.ObsNorm == "" {
-		// Checkpoints written before the field existed normalized.
-		cp.Config.ObsNorm = ObsNormRunning
-	}
-	r, err := New(cp.Config, cp.Info)
+	r, err := New(cp.Config.upgrade(), cp.Info)
 	if err != nil {
 		return nil, fmt.Errorf("train: restore: %w", err)
 	}

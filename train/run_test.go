@@ -180,7 +180,7 @@ func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 	}
 }
 
-func TestRestoreCheckpointWithoutObsNorm(t *testing.T) {
+func TestRestoreCheckpointFromBeforeNewFields(t *testing.T) {
 	r, err := New(testConfig(STPIS), testInfo)
 	if err != nil {
 		t.Fatal(err)
@@ -192,16 +192,20 @@ func TestRestoreCheckpointWithoutObsNorm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := strings.Replace(string(blob), `"obs_norm":"running",`, "", 1)
-	if old == string(blob) {
-		t.Fatal("the checkpoint has no obs_norm field to remove")
+	old := string(blob)
+	for _, field := range []string{`"obs_norm":"running",`, `"preset":"tuned",`} {
+		stripped := strings.Replace(old, field, "", 1)
+		if stripped == old {
+			t.Fatalf("the checkpoint has no %s to remove", field)
+		}
+		old = stripped
 	}
 	c, err := Restore([]byte(old))
 	if err != nil {
-		t.Fatalf("restoring a checkpoint from before obs_norm: %v", err)
+		t.Fatalf("restoring a checkpoint from before obs_norm and preset: %v", err)
 	}
-	if c.Config().ObsNorm != ObsNormRunning {
-		t.Fatalf("obs norm %q, want %q", c.Config().ObsNorm, ObsNormRunning)
+	if c.Config().ObsNorm != ObsNormRunning || c.Config().Preset != PresetTuned {
+		t.Fatalf("obs norm %q, preset %q; want %q, %q", c.Config().ObsNorm, c.Config().Preset, ObsNormRunning, PresetTuned)
 	}
 }
 
