@@ -83,10 +83,12 @@ type Config struct {
 	// Basis is "gaussian" (the paper's rotated basis) or "canonical".
 	Basis string `json:"basis"`
 	// NormalizeBasis scales B's columns to unit norm (the paper does not).
-	NormalizeBasis bool `json:"normalize_basis"`
+	// nil means the preset's choice: true for tuned, false for paper.
+	NormalizeBasis *bool `json:"normalize_basis"`
 	// Remeasure re-measures f(x_k) every iteration (the paper takes K
-	// measurements of f(x_k), f(x+) and f(x−) each iteration).
-	Remeasure bool `json:"remeasure"`
+	// measurements of f(x_k), f(x+) and f(x−) each iteration). nil means
+	// true.
+	Remeasure *bool `json:"remeasure"`
 	// CommonSeeds gives the three points of an iteration the same K seeds.
 	CommonSeeds bool `json:"common_seeds"`
 
@@ -217,6 +219,12 @@ func (c Config) Defaults() Config {
 	if c.Basis == "" {
 		c.Basis = "gaussian"
 	}
+	if c.NormalizeBasis == nil {
+		c.NormalizeBasis = Bool(c.Preset != PresetPaper)
+	}
+	if c.Remeasure == nil {
+		c.Remeasure = Bool(true)
+	}
 	if c.SurrogateSteps == 0 {
 		// The paper takes one Adam step on a batch of 32 per iteration.
 		c.SurrogateSteps = 10
@@ -238,6 +246,9 @@ func (c Config) Defaults() Config {
 	}
 	return c
 }
+
+// Bool returns a pointer to b, for the optional fields of Config.
+func Bool(b bool) *bool { return &b }
 
 // ErrConfig wraps every configuration error.
 var ErrConfig = errors.New("invalid config")
@@ -275,6 +286,10 @@ func (c Config) Validate() error {
 		return bad("alpha0", "%v must be positive and finite", c.Alpha0)
 	case !(c.Epsilon >= 0) || math.IsInf(c.Epsilon, 0):
 		return bad("eps", "%v must be positive and finite (0: 0.05·n)", c.Epsilon)
+	case c.NormalizeBasis == nil:
+		return bad("normalize-basis", "is unset (call Defaults)")
+	case c.Remeasure == nil:
+		return bad("remeasure", "is unset (call Defaults)")
 	case c.Basis != "gaussian" && c.Basis != "canonical":
 		return bad("basis", "%q is not one of gaussian, canonical", c.Basis)
 	case c.Width < 0 || c.Width > 4096:

@@ -110,7 +110,7 @@ func (r *Run) build(x0 []float64) error {
 	if r.cfg.Basis == "canonical" {
 		r.basis = stp.Canonical(n)
 	} else {
-		r.basis = stp.Gaussian{N: n, Seed: mix(r.cfg.Seed, 0xba515), Normalize: r.cfg.NormalizeBasis}
+		r.basis = stp.Gaussian{N: n, Seed: mix(r.cfg.Seed, 0xba515), Normalize: *r.cfg.NormalizeBasis}
 	}
 	set := stp.Settings{
 		Goal:      stp.Maximize,
@@ -119,7 +119,7 @@ func (r *Run) build(x0 []float64) error {
 		Rule:      stp.Decaying,
 		Alpha0:    r.cfg.Alpha0,
 		Epsilon:   r.cfg.Epsilon,
-		Remeasure: r.cfg.Remeasure,
+		Remeasure: *r.cfg.Remeasure,
 		K:         r.cfg.K,
 		Mixing:    r.cfg.Mixing,
 		Seed:      mix(r.cfg.Seed, 0x57e9),

@@ -44,7 +44,7 @@ var testInfo = envclient.EnvInfo{RequestedID: "Quad-v0", ResolvedID: "Quad-v0", 
 
 func testConfig(m Method) Config {
 	return Config{Env: "Quad-v0", Method: m, Seed: 3, K: 2, MaxEpisodes: 600, EvalEvery: 4, EvalEpisodes: 3,
-		MinHistory: 6, Remeasure: true, Alpha0: 1, NormalizeBasis: true, Shift: 0.5}.Defaults()
+		MinHistory: 6, Remeasure: Bool(true), Alpha0: 1, NormalizeBasis: Bool(true), Shift: 0.5}.Defaults()
 }
 
 func TestIterateCountsAndImproves(t *testing.T) {
@@ -236,4 +236,31 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// The preset's boolean defaults live in Defaults, so a library caller gets
+// the same run as the CLI; an explicit choice is never overridden.
+func TestPresetBooleanDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		cfg                  Config
+		normalize, remeasure bool
+	}{
+		{Config{Env: "Hopper-v1"}, true, true},
+		{Config{Env: "Hopper-v1", Preset: PresetPaper}, false, true},
+		{Config{Env: "Hopper-v1", NormalizeBasis: Bool(false), Remeasure: Bool(false)}, false, false},
+		{Config{Env: "Hopper-v1", Preset: PresetPaper, NormalizeBasis: Bool(true)}, true, true},
+	} {
+		c := tc.cfg.Defaults()
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%+v: %v", tc.cfg, err)
+		}
+		if *c.NormalizeBasis != tc.normalize || *c.Remeasure != tc.remeasure {
+			t.Errorf("%+v: normalize %v, remeasure %v; want %v, %v", tc.cfg, *c.NormalizeBasis, *c.Remeasure, tc.normalize, tc.remeasure)
+		}
+	}
+	c := Config{Env: "Hopper-v1"}.Defaults()
+	c.NormalizeBasis = nil
+	if err := c.Validate(); err == nil || !contains(err.Error(), "normalize-basis") {
+		t.Fatalf("Validate with NormalizeBasis unset: %v, want an error naming normalize-basis", err)
+	}
 }

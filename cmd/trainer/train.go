@@ -67,8 +67,8 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Float64Var(&c.Epsilon, "eps", 0, "ε of the fixed step ε/(n v_i) (0: 0.05·n, a step of 0.05/v_i)")
 	fs.StringVar(&c.Basis, "basis", "gaussian", "directions: gaussian (the paper's rotated basis) or canonical")
 	fs.StringVar(&c.Preset, "preset", "tuned", "defaults for what the paper leaves open: tuned (measured best) or paper (literal)")
-	fs.BoolVar(&c.NormalizeBasis, "normalize-basis", true, "scale the Gaussian basis columns to unit norm (default: true with --preset tuned, false with paper)")
-	fs.BoolVar(&c.Remeasure, "remeasure", true, "re-measure f(x_k) with K fresh episodes every iteration")
+	normBasis := fs.Bool("normalize-basis", true, "scale the Gaussian basis columns to unit norm (default: true with --preset tuned, false with paper)")
+	remeasure := fs.Bool("remeasure", true, "re-measure f(x_k) with K fresh episodes every iteration")
 	fs.BoolVar(&c.CommonSeeds, "common-seeds", false, "run the points of an iteration on the same K seeds")
 	fs.IntVar(&c.Width, "width", 0, "surrogate hidden width (0: the paper's by policy size)")
 	fs.IntVar(&c.SurrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (0: 10)")
@@ -108,8 +108,12 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	c.Kwargs = f.kwargs.kw
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if !set["normalize-basis"] {
-		c.NormalizeBasis = c.Preset != train.PresetPaper
+	// Unset booleans stay nil: Config.Defaults gives the preset's choice.
+	if set["normalize-basis"] {
+		c.NormalizeBasis = train.Bool(*normBasis)
+	}
+	if set["remeasure"] {
+		c.Remeasure = train.Bool(*remeasure)
 	}
 	c.Shift = math.NaN()
 	if !f.shift.auto {
