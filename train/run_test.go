@@ -214,17 +214,26 @@ func TestTunedDefaultsPerTask(t *testing.T) {
 		cfg     Config
 		obsNorm string
 		alpha0  float64
+		k       int
+		label   string
 	}{
-		{Config{Env: "Swimmer-v1"}, ObsNormNone, 1},
-		{Config{Env: "Swimmer-v5", Method: STP}, ObsNormNone, 1},
-		{Config{Env: "Swimmer-v1", Preset: PresetPaper}, ObsNormRunning, 0.3},
-		{Config{Env: "Swimmer-v1", Method: ARS}, ObsNormRunning, 0.3},
-		{Config{Env: "Swimmer-v1", ObsNorm: ObsNormRunning, Alpha0: 0.5}, ObsNormRunning, 0.5},
-		{Config{Env: "Hopper-v1"}, ObsNormRunning, 0.3},
+		{Config{Env: "Swimmer-v1"}, ObsNormNone, 1, 2, "STP_IS adaptive"},
+		{Config{Env: "Swimmer-v5", Method: STP}, ObsNormNone, 1, 2, "STP adaptive"},
+		{Config{Env: "Swimmer-v1", Preset: PresetPaper}, ObsNormRunning, 0.3, 2, "STP_IS adaptive"},
+		{Config{Env: "Swimmer-v1", Method: ARS}, ObsNormRunning, 0.3, 1, "ARS V2-t"},
+		{Config{Env: "Swimmer-v1", ObsNorm: ObsNormRunning, Alpha0: 0.5}, ObsNormRunning, 0.5, 2, "STP_IS adaptive"},
+		{Config{Env: "Hopper-v1"}, ObsNormRunning, 0.3, 4, "STP_IS adaptive"},
+		// HalfCheetah's α0 was tuned with K = 1: it goes with that K only.
+		{Config{Env: "HalfCheetah-v1"}, ObsNormRunning, 1, 1, "STP_IS adaptive, K=1"},
+		{Config{Env: "HalfCheetah-v1", K: 4}, ObsNormRunning, 0.3, 4, "STP_IS adaptive"},
+		{Config{Env: "HalfCheetah-v1", K: 2, Step: Fixed}, ObsNormRunning, 0.3, 2, "STP_IS fixed, K=2"},
+		{Config{Env: "HalfCheetah-v1", Preset: PresetPaper}, ObsNormRunning, 0.3, 4, "STP_IS adaptive"},
+		{Config{Env: "HalfCheetah-v1", Method: ARS}, ObsNormRunning, 0.3, 1, "ARS V2-t"},
 	} {
 		c := tc.cfg.Defaults()
-		if c.ObsNorm != tc.obsNorm || c.Alpha0 != tc.alpha0 {
-			t.Errorf("%+v: obs norm %q, α0 %v; want %q, %v", tc.cfg, c.ObsNorm, c.Alpha0, tc.obsNorm, tc.alpha0)
+		if c.ObsNorm != tc.obsNorm || c.Alpha0 != tc.alpha0 || c.K != tc.k || c.Label() != tc.label {
+			t.Errorf("%+v: obs norm %q, α0 %v, K %d, label %q; want %q, %v, %d, %q",
+				tc.cfg, c.ObsNorm, c.Alpha0, c.K, c.Label(), tc.obsNorm, tc.alpha0, tc.k, tc.label)
 		}
 	}
 }

@@ -31,6 +31,7 @@ type trainFlags struct {
 	seeds           int
 	threshold       optFloat
 	shift           optFloat
+	k               kFlag
 	bridge          string
 	bridgeTimeout   time.Duration
 	workers         int
@@ -50,7 +51,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Var(&f.kwargs, "kwarg", "gymnasium.make keyword argument KEY=VALUE (repeatable; true/false, ints, floats, strings)")
 	method := fs.String("method", "stp_is", "optimizer: stp, stp_is or ars (ARS V2-t baseline)")
 	step := fs.String("step", "adaptive", "step rule of stp/stp_is: adaptive (Theorem 1) or fixed (Theorem 2)")
-	fs.IntVar(&c.K, "k", 0, "episodes averaged per evaluated point (0: the paper's K for the task)")
+	fs.Var(&f.k, "k", "episodes averaged per evaluated point: a number, 'paper' (the paper's K for the task) or 'auto' (the preset's: the paper's K, but 1 for STP methods on HalfCheetah with --preset tuned)")
 	seed := fs.Uint64("seed", 1, "random seed of the (first) run")
 	fs.IntVar(&f.seeds, "seeds", 1, "number of independent runs, seeds seed, seed+1, ...")
 	fs.IntVar(&c.MaxEpisodes, "max-episodes", 0, "training-episode budget (0: the task's default)")
@@ -114,6 +115,12 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	}
 	if set["remeasure"] {
 		c.Remeasure = train.Bool(*remeasure)
+	}
+	switch {
+	case f.k.paper:
+		c.K = train.PaperK(c.Env)
+	case f.k.v != 0:
+		c.K = f.k.v
 	}
 	c.Shift = math.NaN()
 	if !f.shift.auto {
@@ -210,11 +217,16 @@ func describe(ctx context.Context, c *envclient.Client, env string, kw envclient
 	return info, fmt.Errorf("describe %q: %w", env, err)
 }
 
-// runDir is <out>/<env>/<method>[-<step>]/seed<N>.
+// runDir is <out>/<env>/<method>[-<step>][-k<K>]/seed<N>, with -k<K> when
+// an STP method averages a K other than the paper's (so runs at the paper's
+// K and at a tuned K sit side by side).
 func runDir(out string, c train.Config) string {
 	m := string(c.Method)
 	if c.Step != "" {
 		m += "-" + string(c.Step)
+	}
+	if c.Method != train.ARS && c.K != train.PaperK(c.Env) {
+		m += "-k" + strconv.Itoa(c.K)
 	}
 	return filepath.Join(out, c.Env, m, "seed"+strconv.FormatUint(c.Seed, 10))
 }
@@ -336,6 +348,15 @@ func prepare(f *trainFlags, cfg train.Config, info envclient.EnvInfo, dir string
 // before the run was done.
 func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg train.Config, info envclient.EnvInfo, dir string,
 	client *envclient.Client, log zerolog.Logger, stdout, stderr io.Writer) (stopped bool, err error) {
+	if f.resume {
+		// A finished run (its result.json) is left as it is, checkpoint or
+		// not: resuming it has nothing to do.
+		if b, err := os.ReadFile(filepath.Join(dir, resultFile)); err == nil && runExists(dir) {
+			log.Info().Msg("already finished; nothing to resume")
+			fmt.Fprintf(stdout, "%s\n", compactJSON(b))
+			return false, nil
+		}
+	}
 	r, cp, err := prepare(f, cfg, info, dir)
 	if err != nil {
 		return false, err
@@ -529,6 +550,39 @@ func cpuSeconds() float64 {
 }
 
 // optFloat is a float flag with "auto" (the default) and "none" values.
+// kFlag is --k: auto (0), paper, or a positive count.
+type kFlag struct {
+	v     int
+	paper bool
+}
+
+func (k *kFlag) String() string {
+	switch {
+	case k == nil || (k.v == 0 && !k.paper):
+		return "auto"
+	case k.paper:
+		return "paper"
+	}
+	return strconv.Itoa(k.v)
+}
+
+func (k *kFlag) Set(s string) error {
+	switch s {
+	case "auto", "0":
+		*k = kFlag{}
+		return nil
+	case "paper":
+		*k = kFlag{paper: true}
+		return nil
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil || v < 1 || v > 10000 {
+		return fmt.Errorf("want a count in [1, 10000], paper or auto")
+	}
+	*k = kFlag{v: v}
+	return nil
+}
+
 type optFloat struct {
 	v          float64
 	auto, none bool

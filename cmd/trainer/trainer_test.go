@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -171,6 +172,19 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	if ra, rb := readResult(t, dirA), readResult(t, dirB); ra.Episodes != rb.Episodes || ra.FinalEval != rb.FinalEval {
 		t.Fatalf("results differ: %+v vs %+v", ra, rb)
 	}
+	// Resuming a finished run leaves it as it is, even without its
+	// checkpoint (a fresh clone of committed results has none).
+	before, _ := os.ReadFile(filepath.Join(dirB, resultFile))
+	if err := os.Remove(filepath.Join(dirB, checkpointFile)); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := trainer(t, append(common, "--out", outB, "--resume")...); code != 0 || !strings.Contains(stdout, `"episodes"`) {
+		t.Fatalf("resume of a finished run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	after, _ := os.ReadFile(filepath.Join(dirB, resultFile))
+	if c := curve(t, dirB); !bytes.Equal(before, after) || len(c) != len(a) {
+		t.Fatalf("resuming a finished run changed it: result %s -> %s, %d curve lines", before, after, len(c))
+	}
 }
 
 func TestBadInput(t *testing.T) {
@@ -273,5 +287,38 @@ func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
 	pb, _ := os.ReadFile(filepath.Join(dirB, policyFile))
 	if !bytes.Equal(pa, pb) {
 		t.Fatalf("the resumed run's final policy differs from the uninterrupted run's")
+	}
+}
+
+// --k auto takes the preset's K, --k paper pins the paper's; a run at
+// another K than the paper's gets its own directory and label.
+func TestKFlagAndRunDir(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		k     int
+		dir   string
+		label string
+	}{
+		{[]string{"--env", "HalfCheetah-v1"}, 1, "stp_is-adaptive-k1", "STP_IS adaptive, K=1"},
+		{[]string{"--env", "HalfCheetah-v1", "--k", "paper"}, 4, "stp_is-adaptive", "STP_IS adaptive"},
+		{[]string{"--env", "HalfCheetah-v1", "--k", "paper", "--preset", "paper"}, 4, "stp_is-adaptive", "STP_IS adaptive"},
+		{[]string{"--env", "Hopper-v1", "--k", "2", "--method", "stp", "--step", "fixed"}, 2, "stp-fixed-k2", "STP fixed, K=2"},
+		{[]string{"--env", "Hopper-v1", "--method", "ars"}, 1, "ars", "ARS V2-t"},
+		{[]string{"--env", "Swimmer-v1", "--k", "auto"}, 2, "stp_is-adaptive", "STP_IS adaptive"},
+	} {
+		f, err := parseTrainFlags(tc.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		c := f.cfg.Defaults()
+		dir := runDir("out", c)
+		if c.K != tc.k || filepath.Base(filepath.Dir(dir)) != tc.dir || c.Label() != tc.label {
+			t.Errorf("%v: K %d, dir %s, label %q; want %d, .../%s/seed1, %q", tc.args, c.K, dir, c.Label(), tc.k, tc.dir, tc.label)
+		}
+	}
+	for _, bad := range []string{"-1", "10001", "some"} {
+		if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--k", bad}, io.Discard); err == nil {
+			t.Errorf("--k %s was accepted", bad)
+		}
 	}
 }
