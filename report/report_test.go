@@ -247,6 +247,9 @@ func TestPaperLookup(t *testing.T) {
 	if v, na, ok := PaperEpisodes("Hopper-v5", "STP_IS adaptive"); !ok || na || v != 1870 {
 		t.Errorf("Hopper-v5 STP_IS adaptive: %d %v %v", v, na, ok)
 	}
+	if v, _, ok := PaperEpisodes("HalfCheetah-v1", "STP_IS adaptive, K=1"); !ok || v != 2710 {
+		t.Errorf("HalfCheetah STP_IS adaptive, K=1: %d %v, want the paper's STP_IS adaptive 2710", v, ok)
+	}
 	if _, na, ok := PaperEpisodes("Humanoid-v1", "STP fixed"); !ok || !na {
 		t.Error("Humanoid STP fixed should be N/A")
 	}

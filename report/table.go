@@ -45,12 +45,14 @@ func pm(v ...int) map[string]int {
 // Table 2 for env (mapped to the paper's task by its name without version,
 // so Hopper-v1 and Hopper-v5 both give Hopper) and a method label. ok is
 // false when the paper has no such entry; na is true when the paper
-// reports N/A (never reached).
+// reports N/A (never reached). A label with a K other than the paper's
+// ("STP_IS adaptive, K=1") gets the paper's figure for its method.
 func PaperEpisodes(env, label string) (episodes int, na, ok bool) {
 	row, found := paperTable2[TaskName(env)]
 	if !found {
 		return 0, false, false
 	}
+	label, _, _ = strings.Cut(label, ", K=")
 	v, found := row.episodes[label]
 	if !found {
 		return 0, false, false
