@@ -217,11 +217,12 @@ func TestTunedDefaultsPerTask(t *testing.T) {
 		k       int
 		label   string
 	}{
-		{Config{Env: "Swimmer-v1"}, ObsNormNone, 1, 2, "STP_IS adaptive"},
-		{Config{Env: "Swimmer-v5", Method: STP}, ObsNormNone, 1, 2, "STP adaptive"},
+		{Config{Env: "Swimmer-v1"}, ObsNormNone, 1, 1, "STP_IS adaptive, K=1"},
+		{Config{Env: "Swimmer-v5", Method: STP}, ObsNormNone, 1, 1, "STP adaptive, K=1"},
+		{Config{Env: "Swimmer-v1", K: 2}, ObsNormNone, 1, 2, "STP_IS adaptive"},
 		{Config{Env: "Swimmer-v1", Preset: PresetPaper}, ObsNormRunning, 0.3, 2, "STP_IS adaptive"},
 		{Config{Env: "Swimmer-v1", Method: ARS}, ObsNormRunning, 0.3, 1, "ARS V2-t"},
-		{Config{Env: "Swimmer-v1", ObsNorm: ObsNormRunning, Alpha0: 0.5}, ObsNormRunning, 0.5, 2, "STP_IS adaptive"},
+		{Config{Env: "Swimmer-v1", ObsNorm: ObsNormRunning, Alpha0: 0.5, K: 2}, ObsNormRunning, 0.5, 2, "STP_IS adaptive"},
 		{Config{Env: "Hopper-v1"}, ObsNormRunning, 0.3, 4, "STP_IS adaptive"},
 		// HalfCheetah's α0 was tuned with K = 1: it goes with that K only.
 		{Config{Env: "HalfCheetah-v1"}, ObsNormRunning, 1, 1, "STP_IS adaptive, K=1"},

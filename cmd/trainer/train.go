@@ -51,7 +51,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Var(&f.kwargs, "kwarg", "gymnasium.make keyword argument KEY=VALUE (repeatable; true/false, ints, floats, strings)")
 	method := fs.String("method", "stp_is", "optimizer: stp, stp_is or ars (ARS V2-t baseline)")
 	step := fs.String("step", "adaptive", "step rule of stp/stp_is: adaptive (Theorem 1) or fixed (Theorem 2)")
-	fs.Var(&f.k, "k", "episodes averaged per evaluated point: a number, 'paper' (the paper's K for the task) or 'auto' (the preset's: the paper's K, but 1 for STP methods on HalfCheetah with --preset tuned)")
+	fs.Var(&f.k, "k", "episodes averaged per evaluated point: a number, 'paper' (the paper's K for the task) or 'auto' (the preset's: the paper's K, but 1 for STP methods on Swimmer and HalfCheetah with --preset tuned)")
 	seed := fs.Uint64("seed", 1, "random seed of the (first) run")
 	fs.IntVar(&f.seeds, "seeds", 1, "number of independent runs, seeds seed, seed+1, ...")
 	fs.IntVar(&c.MaxEpisodes, "max-episodes", 0, "training-episode budget (0: the task's default)")
