@@ -334,11 +334,17 @@ func (c Config) Validate() error {
 	return nil
 }
 
+// OffPaperK reports whether an STP method averages a K other than the
+// paper's for its task (ARS has no K of the paper's).
+func (c Config) OffPaperK() bool {
+	return c.Method != ARS && c.K != PaperK(c.Env)
+}
+
 // Label is the method's display name, as in the paper's Table 2, with
 // ", K=<K>" when an STP method averages a K other than the paper's.
 func (c Config) Label() string {
 	var k string
-	if c.Method != ARS && c.K != PaperK(c.Env) {
+	if c.OffPaperK() {
 		k = fmt.Sprintf(", K=%d", c.K)
 	}
 	switch c.Method {

@@ -225,7 +225,7 @@ func runDir(out string, c train.Config) string {
 	if c.Step != "" {
 		m += "-" + string(c.Step)
 	}
-	if c.Method != train.ARS && c.K != train.PaperK(c.Env) {
+	if c.OffPaperK() {
 		m += "-k" + strconv.Itoa(c.K)
 	}
 	return filepath.Join(out, c.Env, m, "seed"+strconv.FormatUint(c.Seed, 10))
@@ -549,7 +549,6 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
-// optFloat is a float flag with "auto" (the default) and "none" values.
 // kFlag is --k: auto (0), paper, or a positive count.
 type kFlag struct {
 	v     int
@@ -583,6 +582,7 @@ func (k *kFlag) Set(s string) error {
 	return nil
 }
 
+// optFloat is a float flag with "auto" (the default) and "none" values.
 type optFloat struct {
 	v          float64
 	auto, none bool
