@@ -150,7 +150,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		c := testConfig(STPIS)
 		tc.mut(&c)
 		err := c.Validate()
-		if err == nil || !contains(err.Error(), tc.field+":") {
+		if err == nil || !strings.Contains(err.Error(), tc.field+":") {
 			t.Errorf("%s: err = %v", tc.field, err)
 		}
 	}
@@ -239,15 +239,6 @@ func TestTunedDefaultsPerTask(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
-}
-
 // The preset's boolean defaults live in Defaults, so a library caller gets
 // the same run as the CLI; an explicit choice is never overridden.
 func TestPresetBooleanDefaults(t *testing.T) {
@@ -270,7 +261,7 @@ func TestPresetBooleanDefaults(t *testing.T) {
 	}
 	c := Config{Env: "Hopper-v1"}.Defaults()
 	c.NormalizeBasis = nil
-	if err := c.Validate(); err == nil || !contains(err.Error(), "normalize-basis") {
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "normalize-basis") {
 		t.Fatalf("Validate with NormalizeBasis unset: %v, want an error naming normalize-basis", err)
 	}
 }
