@@ -43,16 +43,14 @@ func pm(v ...int) map[string]int {
 
 // PaperEpisodes returns the published episodes-to-threshold of the paper's
 // Table 2 for env (mapped to the paper's task by its name without version,
-// so Hopper-v1 and Hopper-v5 both give Hopper) and a method label. ok is
-// false when the paper has no such entry; na is true when the paper
-// reports N/A (never reached). A label with a K other than the paper's
-// ("STP_IS adaptive, K=1") gets the paper's figure for its method.
+// so Hopper-v1 and Hopper-v5 both give Hopper) and a method label as
+// DeriveLabel gives it ("STP_IS adaptive"). ok is false when the paper has
+// no such entry; na is true when the paper reports N/A (never reached).
 func PaperEpisodes(env, label string) (episodes int, na, ok bool) {
 	row, found := paperTable2[TaskName(env)]
 	if !found {
 		return 0, false, false
 	}
-	label, _, _ = strings.Cut(label, ", K=")
 	v, found := row.episodes[label]
 	if !found {
 		return 0, false, false
@@ -181,12 +179,19 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 	groups := map[key][]Run{}
 	envSet := map[string]bool{}
 	labelSet := map[string]bool{}
+	// paperLabel is the paper's method of a column: a run labelled
+	// "STP_IS adaptive, K=1" is compared with the paper's STP_IS adaptive.
+	paperLabel := map[string]string{}
 	for _, r := range runs {
 		label := runLabel(r)
 		k := key{r.Meta.Env, label}
 		groups[k] = append(groups[k], r)
 		envSet[r.Meta.Env] = true
 		labelSet[label] = true
+		paperLabel[label] = label
+		if r.Meta.Method != "" {
+			paperLabel[label] = DeriveLabel(r.Meta.Method, r.Meta.Step)
+		}
 	}
 	envs := sortedKeys(envSet, envLess)
 	labels := sortedKeys(labelSet, labelLess)
@@ -234,7 +239,7 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 				row = append(row, Summarize(g).String())
 			}
 			if opts.Paper {
-				row = append(row, paperCell(env, l))
+				row = append(row, paperCell(env, paperLabel[l]))
 			}
 		}
 		writeRow(row)
