@@ -27,6 +27,9 @@ type State struct {
 	X      []float64
 	F      float64
 	FKnown bool
+	// FCount is the number of re-measurements averaged into F
+	// (Settings.AverageCenter); 0 in states written before it existed.
+	FCount int
 	Iter   int
 	Points int64
 	// P is p after mixing; V is v.
@@ -59,6 +62,7 @@ func (s *Stepper) State() (State, error) {
 		X:       append([]float64(nil), s.x...),
 		F:       s.f,
 		FKnown:  s.fKnown,
+		FCount:  s.fCount,
 		Iter:    s.iter,
 		Points:  s.points,
 		P:       append([]float64(nil), s.p...),
@@ -96,7 +100,7 @@ func (s *Stepper) SetState(st State) error {
 		return fmt.Errorf("%w: random source: %w", ErrState, err)
 	}
 	s.x = append(s.x[:0], st.X...)
-	s.f, s.fKnown = st.F, st.FKnown
+	s.f, s.fKnown, s.fCount = st.F, st.FKnown, st.FCount
 	s.iter, s.points = st.Iter, st.Points
 	s.p = append([]float64(nil), st.P...)
 	s.v = append([]float64(nil), st.V...)

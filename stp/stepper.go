@@ -96,6 +96,13 @@ type Settings struct {
 	// lucky high-noise value can freeze progress for many iterations.
 	// On a deterministic f re-measuring only wastes evaluations.
 	Remeasure bool
+	// AverageCenter, with Remeasure, makes f(x_k) the mean of all the
+	// re-measurements of x_k since it was accepted, instead of the latest
+	// one. The value that made x_k win is dropped at its first
+	// re-measurement (it is the maximum of noisy draws). The incumbent's
+	// noise then shrinks the longer it stays, so a candidate must beat x_k's
+	// mean, not one fresh draw of it.
+	AverageCenter bool
 	// K is the number of evaluations behind each value passed to Tell (the
 	// values are means of K samples). It only affects Evaluations().
 	// Default 1.
@@ -163,6 +170,9 @@ type Stepper struct {
 	x      []float64
 	f      float64
 	fKnown bool // f(x_k) has been measured (f may still be NaN)
+	// fCount is the number of re-measurements averaged into f with
+	// AverageCenter (0: f is the value that made x_k win, or x0's).
+	fCount int
 
 	iter   int
 	points int64
@@ -448,10 +458,20 @@ func (s *Stepper) Propose() (Batch, error) {
 }
 
 // measured applies a fresh measurement of f(x_k). The first measurement is
-// kept whatever it is; a re-measurement replaces f only when it is valid.
+// kept whatever it is; a re-measurement replaces f (or, with
+// AverageCenter, joins its running mean) only when it is valid.
 func (s *Stepper) measured(f float64) {
-	if !s.fKnown || s.valid(f) {
+	switch {
+	case !s.fKnown:
 		s.f = f
+		s.fCount = 1
+	case !s.valid(f):
+	case s.set.AverageCenter && s.fCount > 0 && s.valid(s.f):
+		s.fCount++
+		s.f += (f - s.f) / float64(s.fCount)
+	default:
+		s.f = f
+		s.fCount = 1
 	}
 	s.fKnown = true
 	s.centerThisIt = true
@@ -510,8 +530,10 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 	switch acc {
 	case Plus:
 		s.move(s.alpha)
+		s.fCount = 0
 	case Minus:
 		s.move(-s.alpha)
+		s.fCount = 0
 	}
 	s.f = best
 	s.iter++

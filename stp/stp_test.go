@@ -499,3 +499,60 @@ func TestOptimizeMinimize(t *testing.T) {
 		t.Errorf("STPIS without L: %v", err)
 	}
 }
+
+// TestAverageCenter follows f(x_k) by hand: the re-measurements of x_k are
+// averaged, the value that made a new x_k win is dropped at its first
+// re-measurement, and the count survives a checkpoint.
+func TestAverageCenter(t *testing.T) {
+	set := Settings{Goal: Maximize, Remeasure: true, AverageCenter: true}
+	s, err := NewStepper([]float64{0, 0}, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tell := func(s *Stepper, plus, center float64) Outcome {
+		t.Helper()
+		b, err := s.Propose()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(b.Roles, []Role{Plus, Minus, Center}) {
+			t.Fatalf("roles %v", b.Roles)
+		}
+		out, err := s.Tell([]float64{plus, math.Inf(-1), center})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		plus, center, want float64
+		acc                Role
+	}{
+		{0, 10, 10, Center},
+		{0, 20, 15, Center},
+		{0, 30, 20, Center},
+		{22, 30, 22.5, Center}, // (10+20+30+30)/4 beats 22
+		{25, 30, 25, Plus},     // the mean 24 loses to 25
+		{0, 5, 5, Center},      // the winning 25 is dropped
+	} {
+		if out := tell(s, c.plus, c.center); out.F != c.want || out.Accepted != c.acc {
+			t.Fatalf("plus %v center %v: f %v accepted %v, want %v %v", c.plus, c.center, out.F, out.Accepted, c.want, c.acc)
+		}
+	}
+	b, err := s.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := NewStepper([]float64{0, 0}, set)
+	if err := r.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if out := tell(r, 0, 7); out.F != 6 {
+		t.Errorf("after restore: f %v, want the mean 6", out.F)
+	}
+	plain, _ := NewStepper([]float64{0, 0}, Settings{Goal: Maximize, Remeasure: true})
+	tell(plain, 0, 10)
+	if out := tell(plain, 0, 20); out.F != 20 {
+		t.Errorf("without AverageCenter: f %v, want the latest 20", out.F)
+	}
+}

@@ -72,8 +72,10 @@ type Config struct {
 	// Horizon caps episode length; 0 is the env's limit.
 	Horizon int `json:"horizon"`
 	// ObsNorm is "running" (ARS V2: observations are standardized by the
-	// running mean and std of the training episodes' states) or "none"
-	// (ARS V1: the policy sees raw observations).
+	// running mean and std of the training episodes' states), "accepted"
+	// (STP methods: the same, from the episodes of each iteration's
+	// accepted point only) or "none" (ARS V1: the policy sees raw
+	// observations).
 	ObsNorm string `json:"obs_norm,omitempty"`
 
 	// Alpha0 is α0 of the adaptive rule; Epsilon is ε of the fixed rule
@@ -89,6 +91,10 @@ type Config struct {
 	// measurements of f(x_k), f(x+) and f(x−) each iteration). nil means
 	// true.
 	Remeasure *bool `json:"remeasure"`
+	// AverageCenter, with Remeasure, keeps f(x_k) as the mean of its
+	// re-measurements since x_k was accepted (stp.Settings.AverageCenter).
+	// nil means false.
+	AverageCenter *bool `json:"average_center,omitempty"`
 	// CommonSeeds gives the three points of an iteration the same K seeds.
 	CommonSeeds bool `json:"common_seeds"`
 
@@ -129,6 +135,10 @@ func Task(env string) string {
 const (
 	ObsNormRunning = "running"
 	ObsNormNone    = "none"
+	// ObsNormAccepted (STP methods) keeps the running statistics of the
+	// episodes of each iteration's accepted point only: the states x_k's
+	// policy visits, not those of rejected candidates that fell.
+	ObsNormAccepted = "accepted"
 )
 
 // Paper settings by task: K (section "Continuous control experiments"),
@@ -251,6 +261,9 @@ func (c Config) Defaults() Config {
 	if c.Remeasure == nil {
 		c.Remeasure = Bool(true)
 	}
+	if c.AverageCenter == nil {
+		c.AverageCenter = Bool(false)
+	}
 	if c.SurrogateSteps == 0 {
 		// The paper takes one Adam step on a batch of 32 per iteration.
 		c.SurrogateSteps = 10
@@ -306,8 +319,10 @@ func (c Config) Validate() error {
 		return bad("shift", "%v must be finite", c.Shift)
 	case c.Horizon < 0:
 		return bad("horizon", "%d must be ≥ 0", c.Horizon)
-	case c.ObsNorm != ObsNormRunning && c.ObsNorm != ObsNormNone:
-		return bad("obs-norm", "%q is not one of running, none", c.ObsNorm)
+	case c.ObsNorm != ObsNormRunning && c.ObsNorm != ObsNormNone && c.ObsNorm != ObsNormAccepted:
+		return bad("obs-norm", "%q is not one of running, accepted, none", c.ObsNorm)
+	case c.ObsNorm == ObsNormAccepted && c.Method == ARS:
+		return bad("obs-norm", "accepted is for STP methods (ARS accepts no point)")
 	case !(c.Alpha0 > 0) || math.IsInf(c.Alpha0, 0):
 		return bad("alpha0", "%v must be positive and finite", c.Alpha0)
 	case !(c.Epsilon >= 0) || math.IsInf(c.Epsilon, 0):
@@ -316,6 +331,10 @@ func (c Config) Validate() error {
 		return bad("normalize-basis", "is unset (call Defaults)")
 	case c.Remeasure == nil:
 		return bad("remeasure", "is unset (call Defaults)")
+	case c.AverageCenter == nil:
+		return bad("average-center", "is unset (call Defaults)")
+	case *c.AverageCenter && !*c.Remeasure:
+		return bad("average-center", "needs remeasure (there is nothing to average)")
 	case c.Basis != "gaussian" && c.Basis != "canonical":
 		return bad("basis", "%q is not one of gaussian, canonical", c.Basis)
 	case c.Width < 0 || c.Width > 4096:

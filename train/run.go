@@ -113,16 +113,17 @@ func (r *Run) build(x0 []float64) error {
 		r.basis = stp.Gaussian{N: n, Seed: mix(r.cfg.Seed, 0xba515), Normalize: *r.cfg.NormalizeBasis}
 	}
 	set := stp.Settings{
-		Goal:      stp.Maximize,
-		Basis:     r.basis,
-		Sampling:  stp.Uniform,
-		Rule:      stp.Decaying,
-		Alpha0:    r.cfg.Alpha0,
-		Epsilon:   r.cfg.Epsilon,
-		Remeasure: *r.cfg.Remeasure,
-		K:         r.cfg.K,
-		Mixing:    r.cfg.Mixing,
-		Seed:      mix(r.cfg.Seed, 0x57e9),
+		Goal:          stp.Maximize,
+		Basis:         r.basis,
+		Sampling:      stp.Uniform,
+		Rule:          stp.Decaying,
+		Alpha0:        r.cfg.Alpha0,
+		Epsilon:       r.cfg.Epsilon,
+		Remeasure:     *r.cfg.Remeasure,
+		AverageCenter: *r.cfg.AverageCenter,
+		K:             r.cfg.K,
+		Mixing:        r.cfg.Mixing,
+		Seed:          mix(r.cfg.Seed, 0x57e9),
 	}
 	if r.cfg.Step == Fixed {
 		set.Rule = stp.Fixed
@@ -233,12 +234,26 @@ func (r *Run) specs(points [][]float64, k int, norm policy.Frozen, seed func(p, 
 // pointValue is the outcome of K episodes at one point.
 type pointValue struct {
 	shifted, raw float64 // means; NaN when an episode was non-finite
+	// obs holds the statistics of the raw observations of the point's
+	// finite episodes.
+	obs *policy.Normalizer
 }
 
-// train runs K training episodes at each point, counts them, and merges
-// their observation statistics into pending (not into the live normalizer:
-// the whole iteration sees the frozen one).
-func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen, pending *policy.Normalizer, k int) ([]pointValue, error) {
+// learn merges the observation statistics of vals into pending.
+func learn(pending *policy.Normalizer, vals ...pointValue) error {
+	for _, v := range vals {
+		if err := pending.Merge(v.obs.Count, v.obs.Mean, v.obs.M2); err != nil {
+			return fmt.Errorf("train: normalizer: %w", err)
+		}
+	}
+	return nil
+}
+
+// train runs K training episodes at each point, counts them, and returns
+// each point's mean returns and observation statistics (merged into the
+// live normalizer by the caller, after the iteration: the whole iteration
+// sees the frozen one).
+func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen, k int) ([]pointValue, error) {
 	base := r.c.Episodes
 	iter := r.c.Iter
 	seed := func(p, j int) uint64 {
@@ -258,6 +273,10 @@ func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm po
 	vals := make([]pointValue, len(points))
 	for p := range points {
 		var s, raw float64
+		obs, err := policy.NewNormalizer(r.info.ObsDim)
+		if err != nil {
+			return nil, fmt.Errorf("train: iteration %d: %w", iter, err)
+		}
 		for j := 0; j < k; j++ {
 			e := res[p*k+j]
 			r.c.Episodes++
@@ -269,13 +288,11 @@ func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm po
 			}
 			s += e.ShiftedReturn
 			raw += e.Return
-			if r.cfg.ObsNorm == ObsNormRunning {
-				if err := pending.Merge(e.ObsCount, e.ObsMean, e.ObsM2); err != nil {
-					return nil, fmt.Errorf("train: iteration %d: %w", iter, err)
-				}
+			if err := obs.Merge(e.ObsCount, e.ObsMean, e.ObsM2); err != nil {
+				return nil, fmt.Errorf("train: iteration %d: %w", iter, err)
 			}
 		}
-		vals[p] = pointValue{shifted: s / float64(k), raw: raw / float64(k)}
+		vals[p] = pointValue{shifted: s / float64(k), raw: raw / float64(k), obs: obs}
 	}
 	return vals, nil
 }
@@ -316,19 +333,26 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (Record, error) {
 func (r *Run) iterateSTP(ctx context.Context, env Roller, frozen policy.Frozen, pending *policy.Normalizer) (Record, error) {
 	var rec Record
 	raws := map[stp.Role]float64{}
+	obs := map[stp.Role]pointValue{}
 	for {
 		b, err := r.stepper.Propose()
 		if err != nil {
 			return rec, fmt.Errorf("train: %w", err)
 		}
-		vals, err := r.train(ctx, env, b.Points, frozen, pending, r.cfg.K)
+		vals, err := r.train(ctx, env, b.Points, frozen, r.cfg.K)
 		if err != nil {
 			return rec, err
+		}
+		if r.cfg.ObsNorm == ObsNormRunning {
+			if err := learn(pending, vals...); err != nil {
+				return rec, err
+			}
 		}
 		shifted := make([]float64, len(vals))
 		for i, v := range vals {
 			shifted[i] = v.shifted
 			raws[b.Roles[i]] = v.raw
+			obs[b.Roles[i]] = v
 			if r.sur != nil && !math.IsNaN(v.shifted) {
 				if err := r.sur.Add(b.Points[i], v.shifted); err != nil {
 					return rec, fmt.Errorf("train: surrogate: %w", err)
@@ -345,6 +369,11 @@ func (r *Run) iterateSTP(ctx context.Context, env Roller, frozen policy.Frozen, 
 			// kept and measured this iteration; else the last known one.
 			if v, ok := raws[out.Accepted]; ok && !math.IsNaN(v) {
 				r.c.Reward = v
+			}
+			if v, ok := obs[out.Accepted]; ok && r.cfg.ObsNorm == ObsNormAccepted {
+				if err := learn(pending, v); err != nil {
+					return rec, err
+				}
 			}
 			rec.Reward = r.c.Reward
 			break
@@ -412,9 +441,14 @@ func (r *Run) refresh() error {
 
 func (r *Run) iterateARS(ctx context.Context, env Roller, frozen policy.Frozen, pending *policy.Normalizer) (Record, error) {
 	pts := r.ars.Propose()
-	vals, err := r.train(ctx, env, pts, frozen, pending, r.cfg.K)
+	vals, err := r.train(ctx, env, pts, frozen, r.cfg.K)
 	if err != nil {
 		return Record{}, err
+	}
+	if r.cfg.ObsNorm != ObsNormNone {
+		if err := learn(pending, vals...); err != nil {
+			return Record{}, err
+		}
 	}
 	shifted := make([]float64, len(vals))
 	var raw float64
@@ -536,7 +570,8 @@ func (r *Run) MarshalBinary() ([]byte, error) {
 
 // upgrade fills the fields that a version-1 checkpoint written before they
 // existed lacks, with what such a run did: it normalized observations, and
-// its preset was the default one. (A preset only picks defaults, which the
+// its preset was the default one, and it kept the latest measurement of
+// f(x_k). (A preset only picks defaults, which the
 // checkpoint already holds, so it changes nothing on restore.)
 func (c Config) upgrade() Config {
 	if c.ObsNorm == "" {
@@ -544,6 +579,9 @@ func (c Config) upgrade() Config {
 	}
 	if c.Preset == "" {
 		c.Preset = PresetTuned
+	}
+	if c.AverageCenter == nil {
+		c.AverageCenter = Bool(false)
 	}
 	return c
 }

@@ -265,3 +265,38 @@ func TestPresetBooleanDefaults(t *testing.T) {
 		t.Fatalf("Validate with NormalizeBasis unset: %v, want an error naming normalize-basis", err)
 	}
 }
+
+// TestObsNormModes checks what feeds the normalizer: every training episode
+// (running), only the accepted point's K episodes per iteration (accepted:
+// x_k is re-measured, so every iteration has one), or nothing (none).
+func TestObsNormModes(t *testing.T) {
+	for _, c := range []struct {
+		mode    string
+		perIter func(k int) uint64
+	}{
+		{ObsNormRunning, func(k int) uint64 { return uint64(3 * k * 10) }},
+		{ObsNormAccepted, func(k int) uint64 { return uint64(k * 10) }},
+		{ObsNormNone, func(int) uint64 { return 0 }},
+	} {
+		cfg := testConfig(STPIS)
+		cfg.ObsNorm = c.mode
+		r, err := New(cfg, testInfo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
+		for i := 0; i < 7; i++ {
+			if _, err := r.Iterate(context.Background(), q); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got, want := r.norm.Count, 7*c.perIter(cfg.K); got != want {
+			t.Errorf("%s: normalizer saw %d observations in 7 iterations, want %d", c.mode, got, want)
+		}
+	}
+	cfg := testConfig(ARS)
+	cfg.ObsNorm = ObsNormAccepted
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "obs-norm") {
+		t.Errorf("ARS with accepted normalization: %v, want an obs-norm error", err)
+	}
+}

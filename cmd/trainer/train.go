@@ -63,13 +63,14 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	f.shift = optFloat{auto: true}
 	fs.Var(&f.shift, "shift", "alive-bonus shift subtracted per step from training returns (default: ARS's for ars and --preset paper, 0 otherwise)")
 	fs.IntVar(&c.Horizon, "horizon", 0, "maximum episode length (0: the env's)")
-	fs.StringVar(&c.ObsNorm, "obs-norm", "", "observation normalization: running (ARS V2: running mean and std of training states) or none (ARS V1: raw observations) (default: none for STP methods on Swimmer with --preset tuned, else running)")
+	fs.StringVar(&c.ObsNorm, "obs-norm", "", "observation normalization: running (ARS V2: running mean and std of training states), accepted (STP methods: the same, from the accepted point's episodes only) or none (ARS V1: raw observations) (default: none for STP methods on Swimmer with --preset tuned, else running)")
 	fs.Float64Var(&c.Alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (0: 1 for Swimmer with --preset tuned, else 0.3)")
 	fs.Float64Var(&c.Epsilon, "eps", 0, "ε of the fixed step ε/(n v_i) (0: 0.05·n, a step of 0.05/v_i)")
 	fs.StringVar(&c.Basis, "basis", "gaussian", "directions: gaussian (the paper's rotated basis) or canonical")
 	fs.StringVar(&c.Preset, "preset", "tuned", "defaults for what the paper leaves open: tuned (measured best) or paper (literal)")
 	normBasis := fs.Bool("normalize-basis", true, "scale the Gaussian basis columns to unit norm (default: true with --preset tuned, false with paper)")
 	remeasure := fs.Bool("remeasure", true, "re-measure f(x_k) with K fresh episodes every iteration")
+	avgCenter := fs.Bool("average-center", false, "with --remeasure, keep f(x_k) as the mean of its re-measurements since it was accepted")
 	fs.BoolVar(&c.CommonSeeds, "common-seeds", false, "run the points of an iteration on the same K seeds")
 	fs.IntVar(&c.Width, "width", 0, "surrogate hidden width (0: the paper's by policy size)")
 	fs.IntVar(&c.SurrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (0: 10)")
@@ -115,6 +116,9 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	}
 	if set["remeasure"] {
 		c.Remeasure = train.Bool(*remeasure)
+	}
+	if set["average-center"] {
+		c.AverageCenter = train.Bool(*avgCenter)
 	}
 	switch {
 	case f.k.paper:
