@@ -257,7 +257,7 @@ func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm po
 	base := r.c.Episodes
 	iter := r.c.Iter
 	seed := func(p, j int) uint64 {
-		if r.cfg.CommonSeeds {
+		if *r.cfg.CommonSeeds {
 			return mix(mix(r.cfg.Seed, trainStream), uint64(iter)<<20|uint64(j))
 		}
 		return mix(mix(r.cfg.Seed, trainStream), uint64(base+p*k+j))
@@ -582,6 +582,9 @@ func (c Config) upgrade() Config {
 	}
 	if c.AverageCenter == nil {
 		c.AverageCenter = Bool(false)
+	}
+	if c.CommonSeeds == nil {
+		c.CommonSeeds = Bool(false)
 	}
 	return c
 }

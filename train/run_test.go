@@ -259,6 +259,20 @@ func TestPresetBooleanDefaults(t *testing.T) {
 			t.Errorf("%+v: normalize %v, remeasure %v; want %v, %v", tc.cfg, *c.NormalizeBasis, *c.Remeasure, tc.normalize, tc.remeasure)
 		}
 	}
+	for _, tc := range []struct {
+		cfg  Config
+		want bool
+	}{
+		{Config{Env: "HalfCheetah-v1"}, true},
+		{Config{Env: "HalfCheetah-v1", CommonSeeds: Bool(false)}, false},
+		{Config{Env: "HalfCheetah-v1", Preset: PresetPaper}, false},
+		{Config{Env: "HalfCheetah-v1", Method: ARS}, false},
+		{Config{Env: "Hopper-v1"}, false},
+	} {
+		if got := *tc.cfg.Defaults().CommonSeeds; got != tc.want {
+			t.Errorf("%+v: common seeds %v, want %v", tc.cfg, got, tc.want)
+		}
+	}
 	c := Config{Env: "Hopper-v1"}.Defaults()
 	c.NormalizeBasis = nil
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "normalize-basis") {
