@@ -267,6 +267,7 @@ func TestPresetBooleanDefaults(t *testing.T) {
 		{Config{Env: "HalfCheetah-v1", CommonSeeds: Bool(false)}, false},
 		{Config{Env: "HalfCheetah-v1", Preset: PresetPaper}, false},
 		{Config{Env: "HalfCheetah-v1", Method: ARS}, false},
+		{Config{Env: "Swimmer-v1"}, true},
 		{Config{Env: "Hopper-v1"}, false},
 	} {
 		if got := *tc.cfg.Defaults().CommonSeeds; got != tc.want {

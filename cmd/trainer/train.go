@@ -71,7 +71,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	normBasis := fs.Bool("normalize-basis", true, "scale the Gaussian basis columns to unit norm (default: true with --preset tuned, false with paper)")
 	remeasure := fs.Bool("remeasure", true, "re-measure f(x_k) with K fresh episodes every iteration")
 	avgCenter := fs.Bool("average-center", false, "with --remeasure, keep f(x_k) as the mean of its re-measurements since it was accepted")
-	commonSeeds := fs.Bool("common-seeds", false, "run the points of an iteration on the same K seeds (default: true for STP methods on HalfCheetah with --preset tuned)")
+	commonSeeds := fs.Bool("common-seeds", false, "run the points of an iteration on the same K seeds (default: true for STP methods on Swimmer and HalfCheetah with --preset tuned)")
 	fs.IntVar(&c.Width, "width", 0, "surrogate hidden width (0: the paper's by policy size)")
 	fs.IntVar(&c.SurrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (0: 10)")
 	fs.IntVar(&c.RefreshEvery, "refresh-every", 0, "refresh p and v from the surrogate every R iterations (0: 1)")
