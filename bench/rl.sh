@@ -2,9 +2,9 @@
 # make bench-rl: the paper's Table 2 / Figure 4 matrix on Swimmer, Hopper and
 # HalfCheetah (v1 names, v5 envs): STP fixed, STP_IS fixed, STP adaptive,
 # STP_IS adaptive and ARS V2-t (published hyperparameters), 5 seeds each, the
-# paper's thresholds and K; then STP_IS adaptive with the tuned preset's K
-# (":tuned"; it differs from the paper's on Swimmer and HalfCheetah, K = 1,
-# whose runs go to stp_is-adaptive-k1/). Resumable: finished runs (result.json)
+# paper's thresholds and K; then STP_IS adaptive with the tuned preset
+# (":tuned"; on Swimmer and HalfCheetah it averages K = 1 episode per point
+# on common seeds, and its runs go to stp_is-adaptive-k1/). Resumable: finished runs (result.json)
 # are skipped, interrupted ones continue from their checkpoint.
 #
 #   TASKS="Swimmer-v1" SEEDS=3 make bench-rl     # a smaller matrix
