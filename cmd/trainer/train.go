@@ -111,17 +111,19 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	// Unset booleans stay nil: Config.Defaults gives the preset's choice.
-	if set["normalize-basis"] {
-		c.NormalizeBasis = train.Bool(*normBasis)
-	}
-	if set["remeasure"] {
-		c.Remeasure = train.Bool(*remeasure)
-	}
-	if set["common-seeds"] {
-		c.CommonSeeds = train.Bool(*commonSeeds)
-	}
-	if set["average-center"] {
-		c.AverageCenter = train.Bool(*avgCenter)
+	for _, b := range []struct {
+		flag string
+		v    *bool
+		dst  **bool
+	}{
+		{"normalize-basis", normBasis, &c.NormalizeBasis},
+		{"remeasure", remeasure, &c.Remeasure},
+		{"common-seeds", commonSeeds, &c.CommonSeeds},
+		{"average-center", avgCenter, &c.AverageCenter},
+	} {
+		if set[b.flag] {
+			*b.dst = train.Bool(*b.v)
+		}
 	}
 	switch {
 	case f.k.paper:
