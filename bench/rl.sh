@@ -4,8 +4,9 @@
 # STP_IS adaptive and ARS V2-t (published hyperparameters), 5 seeds each, the
 # paper's thresholds and K; then STP_IS adaptive with the tuned preset
 # (":tuned"; on Swimmer and HalfCheetah it averages K = 1 episode per point
-# on common seeds, and its runs go to stp_is-adaptive-k1/). Resumable: finished runs (result.json)
-# are skipped, interrupted ones continue from their checkpoint.
+# on common seeds, and its runs go to stp_is-adaptive-k1/). Resumable:
+# finished runs (result.json) are skipped, interrupted ones continue from
+# their checkpoint.
 #
 #   TASKS="Swimmer-v1" SEEDS=3 make bench-rl     # a smaller matrix
 #

@@ -332,8 +332,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (Record, error) {
 
 func (r *Run) iterateSTP(ctx context.Context, env Roller, frozen policy.Frozen, pending *policy.Normalizer) (Record, error) {
 	var rec Record
-	raws := map[stp.Role]float64{}
-	obs := map[stp.Role]pointValue{}
+	byRole := map[stp.Role]pointValue{}
 	for {
 		b, err := r.stepper.Propose()
 		if err != nil {
@@ -351,8 +350,7 @@ func (r *Run) iterateSTP(ctx context.Context, env Roller, frozen policy.Frozen, 
 		shifted := make([]float64, len(vals))
 		for i, v := range vals {
 			shifted[i] = v.shifted
-			raws[b.Roles[i]] = v.raw
-			obs[b.Roles[i]] = v
+			byRole[b.Roles[i]] = v
 			if r.sur != nil && !math.IsNaN(v.shifted) {
 				if err := r.sur.Add(b.Points[i], v.shifted); err != nil {
 					return rec, fmt.Errorf("train: surrogate: %w", err)
@@ -367,10 +365,11 @@ func (r *Run) iterateSTP(ctx context.Context, env Roller, frozen policy.Frozen, 
 			rec.StepSize = b.Alpha
 			// x_k's reward: the accepted point's, or x_k's own when it was
 			// kept and measured this iteration; else the last known one.
-			if v, ok := raws[out.Accepted]; ok && !math.IsNaN(v) {
-				r.c.Reward = v
+			v, ok := byRole[out.Accepted]
+			if ok && !math.IsNaN(v.raw) {
+				r.c.Reward = v.raw
 			}
-			if v, ok := obs[out.Accepted]; ok && r.cfg.ObsNorm == ObsNormAccepted {
+			if ok && r.cfg.ObsNorm == ObsNormAccepted {
 				if err := learn(pending, v); err != nil {
 					return rec, err
 				}
