@@ -7,6 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	envbridgev1 "github.com/stpis/stpis/proto/envbridge/v1"
 )
 
@@ -130,6 +133,10 @@ func (c *Client) Rollout(ctx context.Context, specs []EpisodeSpec) ([]EpisodeRes
 	return nil, firstErr
 }
 
+// deadlineSettle bounds how long a chunk that failed with DeadlineExceeded
+// waits for its own context's deadline to pass.
+const deadlineSettle = 200 * time.Millisecond
+
 // rolloutChunk runs chunk k and writes its results into results[ch.lo:ch.hi].
 func (c *Client) rolloutChunk(ctx context.Context, k, nChunks int, ch chunk, specs []EpisodeSpec,
 	reqs []*envbridgev1.EpisodeSpec, results []EpisodeResult) error {
@@ -138,6 +145,17 @@ func (c *Client) rolloutChunk(ctx context.Context, k, nChunks int, ch chunk, spe
 	start := time.Now()
 	resp, err := c.bridge.Rollout(rpcCtx, &envbridgev1.RolloutRequest{Episodes: reqs[ch.lo:ch.hi]}, c.callOpts...)
 	if err != nil {
+		if status.Code(err) == codes.DeadlineExceeded {
+			// The deadline travels to the bridge, whose copy can expire a
+			// moment before ours: let ours catch up, so that a caller's
+			// deadline is reported as one.
+			settle := time.NewTimer(deadlineSettle)
+			select {
+			case <-rpcCtx.Done():
+			case <-settle.C:
+			}
+			settle.Stop()
+		}
 		if ctx.Err() != nil {
 			// Cancelled by the caller or by another chunk's failure.
 			return fmt.Errorf("envclient: rollout chunk %d/%d (episodes %d..%d): %w", k+1, nChunks, ch.lo, ch.hi-1, context.Cause(ctx))
