@@ -76,6 +76,9 @@ type Settings struct {
 	// Alpha0 is α0 of the Decaying, ConvexFStar and StronglyConvexFStar
 	// rules. Default 1. See OptimalAlpha0 for Theorem 1's best value.
 	Alpha0 float64
+	// AlphaMin is a floor under the Decaying rule's α0/√(k+1): the step is
+	// max(α0/√(k+1), AlphaMin)/v_i. Default 0 (no floor, Theorem 1's rule).
+	AlphaMin float64
 	// Epsilon is ε of the Fixed rule α = ε/(n v_i). Default 1.
 	Epsilon float64
 	// T is t of the FiniteDifference rule. Default 1e-4 (the paper's).
@@ -219,7 +222,7 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 	for _, c := range []struct {
 		name string
 		v    float64
-	}{{"Alpha0", settings.Alpha0}, {"Epsilon", settings.Epsilon}, {"T", settings.T}, {"Mu", settings.Mu}} {
+	}{{"Alpha0", settings.Alpha0}, {"AlphaMin", settings.AlphaMin}, {"Epsilon", settings.Epsilon}, {"T", settings.T}, {"Mu", settings.Mu}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return nil, fmt.Errorf("%w: %s = %v, want finite and ≥ 0", ErrSettings, c.name, c.v)
 		}
@@ -384,7 +387,7 @@ func (s *Stepper) stepSize(probe float64) float64 {
 	}
 	switch s.set.Rule {
 	case Decaying:
-		return a0 / (vi * math.Sqrt(float64(s.iter+1)))
+		return math.Max(a0/math.Sqrt(float64(s.iter+1)), s.set.AlphaMin) / vi
 	case Fixed:
 		eps := s.set.Epsilon
 		if eps == 0 {

@@ -297,6 +297,7 @@ func TestBadInputs(t *testing.T) {
 		{"empty x0", Settings{}, nil, ErrDimension},
 		{"mu", Settings{Rule: StronglyConvexFStar}, x0, ErrSettings},
 		{"gamma", Settings{Mixing: 2}, x0, ErrSettings},
+		{"alpha floor", Settings{AlphaMin: -1}, x0, ErrSettings},
 	} {
 		if _, err := NewStepper(c.x0, c.set); !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
@@ -421,6 +422,17 @@ func TestStepRules(t *testing.T) {
 		if got := b.Alpha * L[b.Index]; math.Abs(got-c.want) > 1e-15 {
 			t.Errorf("%v: α·v = %v, want %v", c.set.Rule, got, c.want)
 		}
+	}
+	// The Decaying rule with a floor: α0/√(k+1) until it falls below
+	// AlphaMin, then AlphaMin (times 1/v_i throughout).
+	fl, _ := NewStepper([]float64{0, 0}, Settings{Rule: Decaying, Alpha0: 1, AlphaMin: 0.25, Sampling: ISL, L: L, F0: &f0})
+	for k := range 40 {
+		b, _ := fl.Propose()
+		want := math.Max(1/math.Sqrt(float64(k+1)), 0.25)
+		if got := b.Alpha * L[b.Index]; math.Abs(got-want) > 1e-15 {
+			t.Fatalf("iteration %d with AlphaMin 0.25: α·v = %v, want %v", k, got, want)
+		}
+		fl.Tell([]float64{f0, f0})
 	}
 	// Finite difference: α = |f(probe) − f(x)| / (t v_i).
 	s, _ := NewStepper([]float64{0, 0}, Settings{Rule: FiniteDifference, T: 0.5, Sampling: ISL, L: L, F0: &f0})

@@ -82,6 +82,9 @@ type Config struct {
 	// α = ε/(n v_i), 0 meaning 0.05·n (a step of 0.05/v_i).
 	Alpha0  float64 `json:"alpha0"`
 	Epsilon float64 `json:"epsilon"`
+	// AlphaMin floors the adaptive step: max(α0/√(k+1), AlphaMin)/v_i.
+	// 0 (default) is Theorem 1's rule.
+	AlphaMin float64 `json:"alpha_min,omitempty"`
 	// Basis is "gaussian" (the paper's rotated basis) or "canonical".
 	Basis string `json:"basis"`
 	// NormalizeBasis scales B's columns to unit norm (the paper does not).
@@ -338,6 +341,10 @@ func (c Config) Validate() error {
 		return bad("obs-norm", "accepted is for STP methods (ARS accepts no point)")
 	case !(c.Alpha0 > 0) || math.IsInf(c.Alpha0, 0):
 		return bad("alpha0", "%v must be positive and finite", c.Alpha0)
+	case !(c.AlphaMin >= 0) || math.IsInf(c.AlphaMin, 0):
+		return bad("alpha-min", "%v must be ≥ 0 and finite", c.AlphaMin)
+	case c.AlphaMin > 0 && (c.Method == ARS || c.Step != Adaptive):
+		return bad("alpha-min", "floors the adaptive step of stp and stp_is only")
 	case !(c.Epsilon >= 0) || math.IsInf(c.Epsilon, 0):
 		return bad("eps", "%v must be positive and finite (0: 0.05·n)", c.Epsilon)
 	case c.NormalizeBasis == nil:

@@ -118,6 +118,7 @@ func (r *Run) build(x0 []float64) error {
 		Sampling:      stp.Uniform,
 		Rule:          stp.Decaying,
 		Alpha0:        r.cfg.Alpha0,
+		AlphaMin:      r.cfg.AlphaMin,
 		Epsilon:       r.cfg.Epsilon,
 		Remeasure:     *r.cfg.Remeasure,
 		AverageCenter: *r.cfg.AverageCenter,

@@ -144,6 +144,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.K = 0 }, "k"},
 		{func(c *Config) { c.Mixing = 2 }, "mix"},
 		{func(c *Config) { c.Alpha0 = -1 }, "alpha0"},
+		{func(c *Config) { c.AlphaMin = math.NaN() }, "alpha-min"},
+		{func(c *Config) { c.Step, c.AlphaMin = Fixed, 0.1 }, "alpha-min"},
 		{func(c *Config) { c.Lipschitz = "x" }, "lipschitz"},
 		{func(c *Config) { c.ObsNorm = "ars" }, "obs-norm"},
 	} {
