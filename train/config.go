@@ -180,15 +180,22 @@ var (
 	// seeds instead of two reach 325, at 15, 180 and 360 episodes (without:
 	// 15 and 120; best evals 326 326 111 333 49 against 333 280 52 333 41).
 	// On Hopper they did not help (≈ 50-1030, seed 1).
+	//
+	// Swimmer's α0 at K = 1 with common seeds (seeds 1-5, 600 episodes):
+	// α0 2 reaches 325 at 30, 135 and 255 episodes (median 135; best evals
+	// 337 327 196 331 48) against α0 1's 15, 180 and 360 (median 180). α0
+	// 3: 30 and 225 only (327 298 49 333 48).
+	//
+	// alpha0 maps K to the tuned α0, key 0 standing for any other K: each
+	// α0 was measured at its K only.
 	tunedTask = map[string]struct {
 		obsNorm     string
-		alpha0      float64
-		alpha0AtK   int
+		alpha0      map[int]float64
 		k           int
 		commonSeeds bool
 	}{
-		"Swimmer":     {obsNorm: ObsNormNone, alpha0: 1, k: 1, commonSeeds: true},
-		"HalfCheetah": {alpha0: 1, alpha0AtK: 1, k: 1, commonSeeds: true},
+		"Swimmer":     {obsNorm: ObsNormNone, alpha0: map[int]float64{0: 1, 1: 2}, k: 1, commonSeeds: true},
+		"HalfCheetah": {alpha0: map[int]float64{1: 1}, k: 1, commonSeeds: true},
 	}
 )
 
@@ -261,8 +268,10 @@ func (c Config) Defaults() Config {
 	}
 	if c.Alpha0 == 0 {
 		c.Alpha0 = defaultStep[Adaptive].alpha0
-		if hasTuned && tuned.alpha0 != 0 && (tuned.alpha0AtK == 0 || tuned.alpha0AtK == c.K) {
-			c.Alpha0 = tuned.alpha0
+		if a, ok := tuned.alpha0[c.K]; hasTuned && ok {
+			c.Alpha0 = a
+		} else if a, ok := tuned.alpha0[0]; hasTuned && ok {
+			c.Alpha0 = a
 		}
 	}
 	if c.Basis == "" {

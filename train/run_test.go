@@ -219,8 +219,9 @@ func TestTunedDefaultsPerTask(t *testing.T) {
 		k       int
 		label   string
 	}{
-		{Config{Env: "Swimmer-v1"}, ObsNormNone, 1, 1, "STP_IS adaptive, K=1"},
-		{Config{Env: "Swimmer-v5", Method: STP}, ObsNormNone, 1, 1, "STP adaptive, K=1"},
+		// Swimmer's α0 is 2 at K = 1 and 1 at any other K.
+		{Config{Env: "Swimmer-v1"}, ObsNormNone, 2, 1, "STP_IS adaptive, K=1"},
+		{Config{Env: "Swimmer-v5", Method: STP}, ObsNormNone, 2, 1, "STP adaptive, K=1"},
 		{Config{Env: "Swimmer-v1", K: 2}, ObsNormNone, 1, 2, "STP_IS adaptive"},
 		{Config{Env: "Swimmer-v1", Preset: PresetPaper}, ObsNormRunning, 0.3, 2, "STP_IS adaptive"},
 		{Config{Env: "Swimmer-v1", Method: ARS}, ObsNormRunning, 0.3, 1, "ARS V2-t"},

@@ -65,7 +65,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.IntVar(&c.Horizon, "horizon", 0, "maximum episode length (0: the env's)")
 	fs.StringVar(&c.ObsNorm, "obs-norm", "", "observation normalization: running (ARS V2: running mean and std of training states), accepted (STP methods: the same, from the accepted point's episodes only) or none (ARS V1: raw observations) (default: none for STP methods on Swimmer with --preset tuned, else running)")
 	fs.Float64Var(&c.AlphaMin, "alpha-min", 0, "floor under the adaptive step: max(α0/√(k+1), alpha-min)/v_i (0: none, Theorem 1's rule)")
-	fs.Float64Var(&c.Alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (0: 1 for Swimmer with --preset tuned, else 0.3)")
+	fs.Float64Var(&c.Alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (0: with --preset tuned, Swimmer 2 at K=1 and 1 at other K, HalfCheetah 1 at K=1; else 0.3)")
 	fs.Float64Var(&c.Epsilon, "eps", 0, "ε of the fixed step ε/(n v_i) (0: 0.05·n, a step of 0.05/v_i)")
 	fs.StringVar(&c.Basis, "basis", "gaussian", "directions: gaussian (the paper's rotated basis) or canonical")
 	fs.StringVar(&c.Preset, "preset", "tuned", "defaults for what the paper leaves open: tuned (measured best) or paper (literal)")
