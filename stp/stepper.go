@@ -387,7 +387,13 @@ func (s *Stepper) stepSize(probe float64) float64 {
 	}
 	switch s.set.Rule {
 	case Decaying:
-		return math.Max(a0/math.Sqrt(float64(s.iter+1)), s.set.AlphaMin) / vi
+		sq := math.Sqrt(float64(s.iter + 1))
+		if a0/sq < s.set.AlphaMin {
+			return s.set.AlphaMin / vi
+		}
+		// Theorem 1's α, computed as before AlphaMin existed so that runs
+		// stay bit-for-bit reproducible.
+		return a0 / (vi * sq)
 	case Fixed:
 		eps := s.set.Epsilon
 		if eps == 0 {
