@@ -240,6 +240,22 @@ func TestTunedDefaultsPerTask(t *testing.T) {
 				tc.cfg, c.ObsNorm, c.Alpha0, c.K, c.Label(), tc.obsNorm, tc.alpha0, tc.k, tc.label)
 		}
 	}
+	// The local Lipschitz estimate is HalfCheetah's tuned choice only; an
+	// explicit choice is kept.
+	for _, tc := range []struct {
+		cfg  Config
+		want Lipschitz
+	}{
+		{Config{Env: "HalfCheetah-v1"}, Local},
+		{Config{Env: "HalfCheetah-v1", Lipschitz: Global}, Global},
+		{Config{Env: "HalfCheetah-v1", Preset: PresetPaper}, Global},
+		{Config{Env: "Hopper-v1"}, Global},
+		{Config{Env: "Hopper-v1", Lipschitz: Local}, Local},
+	} {
+		if got := tc.cfg.Defaults().Lipschitz; got != tc.want {
+			t.Errorf("%+v: Lipschitz %q, want %q", tc.cfg, got, tc.want)
+		}
+	}
 }
 
 // The preset's boolean defaults live in Defaults, so a library caller gets
