@@ -47,6 +47,23 @@ func testConfig(m Method) Config {
 		MinHistory: 6, Remeasure: Bool(true), Alpha0: 1, NormalizeBasis: Bool(true), Shift: 0.5}.Defaults()
 }
 
+// iterated returns a run of cfg after n training iterations on the test
+// quadratic.
+func iterated(t *testing.T, cfg Config, n int) *Run {
+	t.Helper()
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
+	for range n {
+		if _, err := r.Iterate(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
 func TestIterateCountsAndImproves(t *testing.T) {
 	for _, m := range []Method{STP, STPIS, ARS} {
 		t.Run(string(m), func(t *testing.T) {
@@ -161,16 +178,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 	cfg := testConfig(STPIS)
 	cfg.ObsNorm = ObsNormNone
-	r, err := New(cfg, testInfo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
-	for i := 0; i < 5; i++ {
-		if _, err := r.Iterate(context.Background(), q); err != nil {
-			t.Fatal(err)
-		}
-	}
+	r := iterated(t, cfg, 5)
 	if r.Counters().Episodes == 0 || r.norm.Count != 0 {
 		t.Fatalf("after %d episodes the normalizer saw %d observations, want 0", r.Counters().Episodes, r.norm.Count)
 	}
@@ -314,16 +322,7 @@ func TestObsNormModes(t *testing.T) {
 	} {
 		cfg := testConfig(STPIS)
 		cfg.ObsNorm = c.mode
-		r, err := New(cfg, testInfo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
-		for i := 0; i < 7; i++ {
-			if _, err := r.Iterate(context.Background(), q); err != nil {
-				t.Fatal(err)
-			}
-		}
+		r := iterated(t, cfg, 7)
 		if got, want := r.norm.Count, 7*c.perIter(cfg.K); got != want {
 			t.Errorf("%s: normalizer saw %d observations in 7 iterations, want %d", c.mode, got, want)
 		}
