@@ -106,6 +106,17 @@ type Settings struct {
 	// noise then shrinks the longer it stays, so a candidate must beat x_k's
 	// mean, not one fresh draw of it.
 	AverageCenter bool
+	// Confirm re-checks an apparent winner before moving: when x+ or x−
+	// beats f(x_k), the iteration takes one more batch {winner, x_k} of
+	// fresh samples (a Batch with Recheck set), and x_k moves only if the
+	// winner's mean over both measurements still beats x_k's mean over its
+	// two. The new f(x_k) is that two-measurement mean. With a noisy f and
+	// one sample per value, a lucky draw otherwise wins outright; the
+	// re-check costs 2 more points, on the iterations that would move only.
+	// It needs a measured f(x_k) to re-check against (Remeasure, or F0 and
+	// a deterministic f), and applies to the two-point rules
+	// (Decaying, Fixed).
+	Confirm bool
 	// K is the number of evaluations behind each value passed to Tell (the
 	// values are means of K samples). It only affects Evaluations().
 	// Default 1.
@@ -139,6 +150,9 @@ type Batch struct {
 	Points [][]float64
 	// Roles gives the role of each point.
 	Roles []Role
+	// Recheck marks the re-check batch of Settings.Confirm: {winner, x_k}
+	// measured again, on samples independent of the first batch's.
+	Recheck bool
 }
 
 // Outcome is what Tell did.
@@ -155,9 +169,10 @@ type Outcome struct {
 type phase int
 
 const (
-	phaseIdle phase = iota // no batch outstanding
-	phasePre               // probe / x0 batch outstanding
-	phaseMain              // x± batch outstanding
+	phaseIdle    phase = iota // no batch outstanding
+	phasePre                  // probe / x0 batch outstanding
+	phaseMain                 // x± batch outstanding
+	phaseRecheck              // Confirm's {winner, x_k} batch outstanding
 )
 
 // Stepper runs Algorithm 1 one batch at a time. Create it with NewStepper.
@@ -192,6 +207,11 @@ type Stepper struct {
 	preDone      bool
 	centerThisIt bool
 	roles        []Role
+	// Confirm's pending re-check: the apparent winner and the first values
+	// of it and of x_k.
+	recheck          bool
+	winner           Role
+	winnerF, centerF float64
 }
 
 // NewStepper returns a stepper that starts at x0 (copied).
@@ -232,6 +252,9 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 	}
 	if math.IsNaN(settings.FStar) || math.IsInf(settings.FStar, 0) {
 		return nil, fmt.Errorf("%w: FStar = %v", ErrSettings, settings.FStar)
+	}
+	if settings.Confirm && settings.Rule != Decaying && settings.Rule != Fixed {
+		return nil, fmt.Errorf("%w: Confirm needs the Decaying or Fixed rule, not %v", ErrSettings, settings.Rule)
 	}
 	if settings.K < 0 {
 		return nil, fmt.Errorf("%w: K = %d", ErrSettings, settings.K)
@@ -422,8 +445,10 @@ func (s *Stepper) t() float64 {
 // measured (first iteration without F0, or Remeasure). The
 // FiniteDifference rule needs f(x_k + t b_i) before x± exist, so its
 // iterations take two batches: {probe[, x_k]} then {x+, x−}. The f*-rules
-// take a first batch {x_k} only when f(x_0) is unknown. Propose must be
-// followed by Tell before the next Propose.
+// take a first batch {x_k} only when f(x_0) is unknown. With
+// Settings.Confirm an iteration whose x± beats x_k takes a last batch
+// {winner, x_k} (Recheck). Propose must be followed by Tell before the next
+// Propose.
 func (s *Stepper) Propose() (Batch, error) {
 	if s.phase != phaseIdle {
 		return Batch{}, fmt.Errorf("%w: Propose called twice without Tell", ErrSequence)
@@ -437,6 +462,18 @@ func (s *Stepper) Propose() (Batch, error) {
 		s.alpha = math.NaN()
 	}
 	b := Batch{Iter: s.iter, Index: s.idx}
+	if s.recheck {
+		s.phase = phaseRecheck
+		alpha := s.alpha
+		if s.winner == Minus {
+			alpha = -alpha
+		}
+		b.Alpha, b.Recheck = s.alpha, true
+		b.Points = [][]float64{s.point(alpha), append([]float64(nil), s.x...)}
+		b.Roles = []Role{s.winner, Center}
+		s.roles = b.Roles
+		return b, nil
+	}
 	measureCenter := (!s.fKnown || s.set.Remeasure) && !s.centerThisIt
 	if s.needsPre() && !s.preDone {
 		s.phase = phasePre
@@ -503,6 +540,9 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 	s.points += int64(len(values))
 	ph := s.phase
 	s.phase = phaseIdle
+	if ph == phaseRecheck {
+		return s.confirmed(values[0], values[1]), nil
+	}
 	var probe, plus, minus float64
 	for j, r := range s.roles {
 		switch r {
@@ -536,6 +576,41 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 	if s.better(minus, best) {
 		acc, best = Minus, minus
 	}
+	if acc != Center && s.set.Confirm && s.valid(s.f) {
+		s.recheck, s.winner, s.winnerF, s.centerF = true, acc, best, s.f
+		return Outcome{F: s.f}, nil
+	}
+	return s.complete(acc, best), nil
+}
+
+// confirmed finishes Confirm's re-check: the winner moves x_k only if its
+// mean of two measurements beats x_k's. An invalid second value counts as
+// a loss for the winner and is ignored for x_k.
+func (s *Stepper) confirmed(winner, center float64) Outcome {
+	s.recheck = false
+	fc, fCount := s.centerF, s.fCount
+	if s.valid(center) {
+		if s.set.AverageCenter && fCount > 0 {
+			// The second measurement joins x_k's running mean.
+			fCount++
+			fc += (center - fc) / float64(fCount)
+		} else {
+			fc = (fc + center) / 2
+		}
+	}
+	fw := math.NaN()
+	if s.valid(winner) {
+		fw = (s.winnerF + winner) / 2
+	}
+	if s.better(fw, fc) {
+		return s.complete(s.winner, fw)
+	}
+	s.fCount = fCount
+	return s.complete(Center, fc)
+}
+
+// complete ends the iteration with acc as x_k, whose value is f.
+func (s *Stepper) complete(acc Role, f float64) Outcome {
 	switch acc {
 	case Plus:
 		s.move(s.alpha)
@@ -544,10 +619,10 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 		s.move(-s.alpha)
 		s.fCount = 0
 	}
-	s.f = best
+	s.f = f
 	s.iter++
 	s.drawn = false
-	return Outcome{Completed: true, Accepted: acc, F: s.f}, nil
+	return Outcome{Completed: true, Accepted: acc, F: s.f}
 }
 
 func (s *Stepper) move(alpha float64) {

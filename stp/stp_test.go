@@ -568,3 +568,69 @@ func TestAverageCenter(t *testing.T) {
 		t.Errorf("without AverageCenter: f %v, want the latest 20", out.F)
 	}
 }
+
+func TestConfirm(t *testing.T) {
+	s, err := NewStepper([]float64{0, 0}, Settings{Goal: Maximize, Remeasure: true, Confirm: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// batch proposes the next batch, checks its roles and recheck flag, and
+	// tells vals.
+	batch := func(roles []Role, recheck bool, vals ...float64) Outcome {
+		t.Helper()
+		b, err := s.Propose()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(b.Roles, roles) || b.Recheck != recheck {
+			t.Fatalf("roles %v recheck %v, want %v %v", b.Roles, b.Recheck, roles, recheck)
+		}
+		if recheck {
+			// The winner's point is x_k ± α b_i, the same as in the first batch.
+			if d := math.Hypot(b.Points[0][0]-b.Points[1][0], b.Points[0][1]-b.Points[1][1]); math.Abs(d-b.Alpha) > 1e-12 {
+				t.Fatalf("recheck winner at distance %v from x_k, want α = %v", d, b.Alpha)
+			}
+		}
+		out, err := s.Tell(vals)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	main := []Role{Plus, Minus, Center}
+	// x_k wins outright: no re-check.
+	if out := batch(main, false, 1, 2, 5); !out.Completed || out.Accepted != Center || out.F != 5 {
+		t.Fatalf("x_k wins: %+v", out)
+	}
+	// x− wins by a lucky draw (8 against 5), loses the re-check (2 against
+	// 6): mean 5 against x_k's 5.5, so x_k stays, with its two-value mean.
+	if out := batch(main, false, 1, 8, 5); out.Completed {
+		t.Fatalf("a winner completed the iteration without a re-check: %+v", out)
+	}
+	x := s.X()
+	if out := batch([]Role{Minus, Center}, true, 2, 6); !out.Completed || out.Accepted != Center || out.F != 5.5 {
+		t.Fatalf("lucky x−: %+v, want x_k kept with f 5.5", out)
+	}
+	if !slices.Equal(s.X(), x) {
+		t.Fatal("x_k moved after a lost re-check")
+	}
+	// x+ wins and confirms: f is its two-value mean.
+	batch(main, false, 9, 1, 5)
+	if out := batch([]Role{Plus, Center}, true, 7, 5); !out.Completed || out.Accepted != Plus || out.F != 8 {
+		t.Fatalf("confirmed x+: %+v, want x+ with f 8", out)
+	}
+	if slices.Equal(s.X(), x) {
+		t.Fatal("x_k did not move after a confirmed win")
+	}
+	// A NaN re-check of the winner is a loss.
+	batch(main, false, 9, 1, 5)
+	if out := batch([]Role{Plus, Center}, true, math.NaN(), 5); out.Accepted != Center || out.F != 5 {
+		t.Fatalf("NaN re-check: %+v, want x_k kept", out)
+	}
+	if s.Iter() != 4 || s.Points() != 3*4+2*3 {
+		t.Fatalf("iterations %d points %d, want 4 and 18", s.Iter(), s.Points())
+	}
+	if _, err := NewStepper([]float64{0}, Settings{Confirm: true, Rule: FiniteDifference}); !errors.Is(err, ErrSettings) {
+		t.Fatalf("Confirm with the finite-difference rule: err %v, want ErrSettings", err)
+	}
+}

@@ -102,6 +102,10 @@ type Config struct {
 	// so that they are compared on the same start states (common random
 	// numbers). nil means the preset's choice (tunedTask).
 	CommonSeeds *bool `json:"common_seeds"`
+	// Confirm re-checks an apparent winner on K fresh episodes (with x_k)
+	// before moving (stp.Settings.Confirm). nil means the preset's choice
+	// (tunedTask).
+	Confirm *bool `json:"confirm,omitempty"`
 
 	// Surrogate settings (STP_IS).
 	Width          int       `json:"width"`
@@ -200,6 +204,7 @@ var (
 		k           int
 		commonSeeds bool
 		lipschitz   Lipschitz
+		confirm     bool
 	}{
 		"Swimmer":     {obsNorm: ObsNormNone, alpha0: map[int]float64{0: 1, 1: 2}, k: 1, commonSeeds: true},
 		"HalfCheetah": {alpha0: map[int]float64{1: 1}, k: 1, commonSeeds: true, lipschitz: Local},
@@ -296,6 +301,9 @@ func (c Config) Defaults() Config {
 	if c.CommonSeeds == nil {
 		c.CommonSeeds = Bool(hasTuned && tuned.commonSeeds)
 	}
+	if c.Confirm == nil {
+		c.Confirm = Bool(hasTuned && tuned.confirm)
+	}
 	if c.SurrogateSteps == 0 {
 		// The paper takes one Adam step on a batch of 32 per iteration.
 		c.SurrogateSteps = 10
@@ -374,6 +382,10 @@ func (c Config) Validate() error {
 		return bad("average-center", "is unset (call Defaults)")
 	case c.CommonSeeds == nil:
 		return bad("common-seeds", "is unset (call Defaults)")
+	case c.Confirm == nil:
+		return bad("confirm", "is unset (call Defaults)")
+	case *c.Confirm && c.Method == ARS:
+		return bad("confirm", "re-checks the three-point comparison of stp and stp_is only")
 	case *c.AverageCenter && !*c.Remeasure:
 		return bad("average-center", "needs remeasure (there is nothing to average)")
 	case c.Basis != "gaussian" && c.Basis != "canonical":

@@ -122,6 +122,7 @@ func (r *Run) build(x0 []float64) error {
 		Epsilon:       r.cfg.Epsilon,
 		Remeasure:     *r.cfg.Remeasure,
 		AverageCenter: *r.cfg.AverageCenter,
+		Confirm:       *r.cfg.Confirm,
 		K:             r.cfg.K,
 		Mixing:        r.cfg.Mixing,
 		Seed:          mix(r.cfg.Seed, 0x57e9),
@@ -173,6 +174,21 @@ func (r *Run) Done() bool {
 		return true
 	}
 	return r.cfg.StopAtThreshold && r.c.ThresholdReachedAt > 0
+}
+
+// Extend raises the run's episode budget to maxEpisodes, so that a run
+// that used its budget can go on where it stopped. A budget is never
+// lowered (the episodes already run stay counted), and a run that stopped
+// at its threshold has nothing to extend.
+func (r *Run) Extend(maxEpisodes int) error {
+	switch {
+	case maxEpisodes < r.cfg.MaxEpisodes:
+		return bad("max-episodes", "%d is below the run's budget %d; a budget can only be raised", maxEpisodes, r.cfg.MaxEpisodes)
+	case r.cfg.StopAtThreshold && r.c.ThresholdReachedAt > 0:
+		return bad("max-episodes", "the run stopped at its threshold (%d episodes); there is nothing to extend", r.c.ThresholdReachedAt)
+	}
+	r.cfg.MaxEpisodes = maxEpisodes
+	return nil
 }
 
 // X returns the current policy parameters.
@@ -253,13 +269,15 @@ func learn(pending *policy.Normalizer, vals ...pointValue) error {
 // train runs K training episodes at each point, counts them, and returns
 // each point's mean returns and observation statistics (merged into the
 // live normalizer by the caller, after the iteration: the whole iteration
-// sees the frozen one).
-func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen, k int) ([]pointValue, error) {
+// sees the frozen one). With common seeds, the batches of an iteration
+// share seeds except for round: a re-check batch (round 1) gets K fresh
+// ones.
+func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen, k, round int) ([]pointValue, error) {
 	base := r.c.Episodes
 	iter := r.c.Iter
 	seed := func(p, j int) uint64 {
 		if *r.cfg.CommonSeeds {
-			return mix(mix(r.cfg.Seed, trainStream), uint64(iter)<<20|uint64(j))
+			return mix(mix(r.cfg.Seed, trainStream), uint64(iter)<<20|uint64(round*k+j))
 		}
 		return mix(mix(r.cfg.Seed, trainStream), uint64(base+p*k+j))
 	}
@@ -339,7 +357,11 @@ func (r *Run) iterateSTP(ctx context.Context, env Roller, frozen policy.Frozen, 
 		if err != nil {
 			return rec, fmt.Errorf("train: %w", err)
 		}
-		vals, err := r.train(ctx, env, b.Points, frozen, r.cfg.K)
+		round := 0
+		if b.Recheck {
+			round = 1
+		}
+		vals, err := r.train(ctx, env, b.Points, frozen, r.cfg.K, round)
 		if err != nil {
 			return rec, err
 		}
@@ -441,7 +463,7 @@ func (r *Run) refresh() error {
 
 func (r *Run) iterateARS(ctx context.Context, env Roller, frozen policy.Frozen, pending *policy.Normalizer) (Record, error) {
 	pts := r.ars.Propose()
-	vals, err := r.train(ctx, env, pts, frozen, r.cfg.K)
+	vals, err := r.train(ctx, env, pts, frozen, r.cfg.K, 0)
 	if err != nil {
 		return Record{}, err
 	}
@@ -585,6 +607,9 @@ func (c Config) upgrade() Config {
 	}
 	if c.CommonSeeds == nil {
 		c.CommonSeeds = Bool(false)
+	}
+	if c.Confirm == nil {
+		c.Confirm = Bool(false)
 	}
 	return c
 }

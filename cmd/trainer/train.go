@@ -71,6 +71,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.StringVar(&c.Preset, "preset", "tuned", "defaults for what the paper leaves open: tuned (measured best) or paper (literal)")
 	normBasis := fs.Bool("normalize-basis", true, "scale the Gaussian basis columns to unit norm (default: true with --preset tuned, false with paper)")
 	remeasure := fs.Bool("remeasure", true, "re-measure f(x_k) with K fresh episodes every iteration")
+	confirm := fs.Bool("confirm", false, "re-check an apparent winner of the three-point comparison, with x_k, on K fresh episodes before moving (default: the preset's choice)")
 	avgCenter := fs.Bool("average-center", false, "with --remeasure, keep f(x_k) as the mean of its re-measurements since it was accepted")
 	commonSeeds := fs.Bool("common-seeds", false, "run the points of an iteration on the same K seeds (default: true for STP methods on Swimmer and HalfCheetah with --preset tuned)")
 	fs.IntVar(&c.Width, "width", 0, "surrogate hidden width (0: the paper's by policy size)")
@@ -121,6 +122,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 		{"remeasure", remeasure, &c.Remeasure},
 		{"common-seeds", commonSeeds, &c.CommonSeeds},
 		{"average-center", avgCenter, &c.AverageCenter},
+		{"confirm", confirm, &c.Confirm},
 	} {
 		if set[b.flag] {
 			*b.dst = train.Bool(*b.v)
@@ -358,13 +360,24 @@ func prepare(f *trainFlags, cfg train.Config, info envclient.EnvInfo, dir string
 // before the run was done.
 func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg train.Config, info envclient.EnvInfo, dir string,
 	client *envclient.Client, log zerolog.Logger, stdout, stderr io.Writer) (stopped bool, err error) {
-	if f.resume {
-		// A finished run (its result.json) is left as it is, checkpoint or
-		// not: resuming it has nothing to do.
-		if b, err := os.ReadFile(filepath.Join(dir, resultFile)); err == nil && runExists(dir) {
-			log.Info().Msg("already finished; nothing to resume")
-			fmt.Fprintf(stdout, "%s\n", compactJSON(b))
-			return false, nil
+	// A finished run (its result.json) is left as it is unless
+	// --max-episodes raises its budget: then it goes on from its last
+	// checkpoint.
+	var finished []byte
+	if f.resume && runExists(dir) {
+		finished, _ = os.ReadFile(filepath.Join(dir, resultFile))
+	}
+	alreadyFinished := func(why string) (bool, error) {
+		log.Info().Msg("already finished; " + why)
+		fmt.Fprintf(stdout, "%s\n", compactJSON(finished))
+		return false, nil
+	}
+	if finished != nil {
+		if f.cfg.MaxEpisodes == 0 {
+			return alreadyFinished("nothing to resume")
+		}
+		if _, err := os.Stat(filepath.Join(dir, checkpointFile)); err != nil {
+			return alreadyFinished("it has no checkpoint to extend")
 		}
 	}
 	r, cp, err := prepare(f, cfg, info, dir)
@@ -373,8 +386,26 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 	}
 	fresh := cp.Run == nil
 	cfg = r.Config()
-	if f.cfg.MaxEpisodes != 0 && f.cfg.MaxEpisodes != cfg.MaxEpisodes && !fresh {
-		log.Warn().Int("checkpoint", cfg.MaxEpisodes).Int("flag", f.cfg.MaxEpisodes).Msg("--max-episodes differs from the resumed run's budget; keeping the run's")
+	if !fresh && f.cfg.MaxEpisodes > cfg.MaxEpisodes {
+		if err := r.Extend(f.cfg.MaxEpisodes); err != nil {
+			if finished != nil {
+				return alreadyFinished(err.Error())
+			}
+			return false, usageError{err}
+		}
+		log.Info().Int("from", cfg.MaxEpisodes).Int("to", f.cfg.MaxEpisodes).Msg("budget raised; the run goes on from its last checkpoint")
+		cfg = r.Config()
+		if finished != nil {
+			if err := os.Remove(filepath.Join(dir, resultFile)); err != nil {
+				return false, fmt.Errorf("extend %s: %w", dir, err)
+			}
+			finished = nil
+		}
+	} else if !fresh && f.cfg.MaxEpisodes != 0 && f.cfg.MaxEpisodes != cfg.MaxEpisodes {
+		log.Warn().Int("checkpoint", cfg.MaxEpisodes).Int("flag", f.cfg.MaxEpisodes).Msg("--max-episodes is below the resumed run's budget; keeping the run's")
+	}
+	if finished != nil {
+		return alreadyFinished("its budget is not raised")
 	}
 	curvePath := filepath.Join(dir, curveFile)
 	cf, err := os.OpenFile(curvePath, os.O_CREATE|os.O_WRONLY, 0o644)

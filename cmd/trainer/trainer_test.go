@@ -187,6 +187,52 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 	}
 }
 
+// TestExtendFinishedRun raises the budget of a finished run with --resume
+// and compares it with a run that had the larger budget from the start.
+func TestExtendFinishedRun(t *testing.T) {
+	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--horizon", "150", "--seed", "6",
+		"--bridge", bridgeAddr, "--log-level", "warn", "--eval-every", "3", "--eval-episodes", "4", "--min-history", "6"}
+	outA, outB := t.TempDir(), t.TempDir()
+	if code, _, stderr := trainer(t, append(common, "--out", outA, "--max-episodes", "72")...); code != 0 {
+		t.Fatalf("72-episode run: exit %d\n%s", code, stderr)
+	}
+	// 36 episodes are 6 iterations of 6, ending on an evaluation.
+	if code, _, stderr := trainer(t, append(common, "--out", outB, "--max-episodes", "36")...); code != 0 {
+		t.Fatalf("36-episode run: exit %d\n%s", code, stderr)
+	}
+	dirA := filepath.Join(outA, "Swimmer-v1", "stp_is-adaptive", "seed6")
+	dirB := filepath.Join(outB, "Swimmer-v1", "stp_is-adaptive", "seed6")
+	if r := readResult(t, dirB); r.Episodes != 36 {
+		t.Fatalf("first part ran %d episodes, want 36", r.Episodes)
+	}
+	// A lower budget leaves the finished run as it is.
+	if code, _, stderr := trainer(t, append(common, "--out", outB, "--max-episodes", "30", "--resume")...); code != 0 || readResult(t, dirB).Episodes != 36 {
+		t.Fatalf("resume with a lower budget: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := trainer(t, append(common, "--out", outB, "--max-episodes", "72", "--resume")...); code != 0 {
+		t.Fatalf("extension: exit %d\n%s", code, stderr)
+	}
+	a, b := curve(t, dirA), curve(t, dirB)
+	if len(a) != len(b) {
+		t.Fatalf("curves have %d and %d lines", len(a), len(b))
+	}
+	for i := range a {
+		ja, _ := json.Marshal(a[i])
+		jb, _ := json.Marshal(b[i])
+		if !bytes.Equal(ja, jb) {
+			t.Fatalf("curve line %d differs:\n72 at once %s\nextended   %s", i+1, ja, jb)
+		}
+	}
+	pa, _ := os.ReadFile(filepath.Join(dirA, policyFile))
+	pb, _ := os.ReadFile(filepath.Join(dirB, policyFile))
+	if !bytes.Equal(pa, pb) {
+		t.Fatalf("final policies differ:\n%s\n%s", pa, pb)
+	}
+	if ra, rb := readResult(t, dirA), readResult(t, dirB); ra.Episodes != rb.Episodes || ra.FinalEval != rb.FinalEval || ra.BestEval != rb.BestEval {
+		t.Fatalf("results differ: %+v vs %+v", ra, rb)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	t.Run("unknown env lists the envs", func(t *testing.T) {
 		code, _, stderr := trainer(t, "--env", "Hoper-v1", "--bridge", bridgeAddr, "--out", t.TempDir(), "--log-level", "warn")
