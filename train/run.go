@@ -40,6 +40,9 @@ type Record struct {
 	StepSize           float64 `json:"step_size"`
 	PEntropy           float64 `json:"p_entropy"`
 	NonFinite          int     `json:"non_finite,omitempty"`
+	// Accepted is the point an STP iteration kept: "plus", "minus" or
+	// "center" (x_k stayed); empty for ARS.
+	Accepted string `json:"accepted,omitempty"`
 }
 
 // Counters are a run's totals.
@@ -386,6 +389,7 @@ func (r *Run) iterateSTP(ctx context.Context, env Roller, frozen policy.Frozen, 
 		}
 		if out.Completed {
 			rec.StepSize = b.Alpha
+			rec.Accepted = out.Accepted.String()
 			// x_k's reward: the accepted point's, or x_k's own when it was
 			// kept and measured this iteration; else the last known one.
 			v, ok := byRole[out.Accepted]

@@ -77,10 +77,19 @@ func TestIterateCountsAndImproves(t *testing.T) {
 				t.Fatal(err)
 			}
 			var last Record
+			accepted := map[string]int{}
 			for !r.Done() {
 				if last, err = r.Iterate(context.Background(), q); err != nil {
 					t.Fatal(err)
 				}
+				accepted[last.Accepted]++
+			}
+			// STP iterations say which point they kept, and some move.
+			if m == ARS && (len(accepted) != 1 || accepted[""] == 0) {
+				t.Fatalf("ARS records accepted points %v, want none", accepted)
+			}
+			if m != ARS && (accepted[""] > 0 || accepted["plus"]+accepted["minus"] == 0 || accepted["center"] == 0) {
+				t.Fatalf("accepted points %v: want plus/minus and center only, some of each", accepted)
 			}
 			c := r.Counters()
 			if c.Episodes+c.EvalEpisodes != q.episodes {

@@ -448,6 +448,9 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 		if rec.NonFinite > 0 {
 			ev = ev.Int("non_finite", rec.NonFinite)
 		}
+		if rec.Accepted != "" {
+			ev = ev.Str("accepted", rec.Accepted)
+		}
 		ev.Send()
 		if progress {
 			evs := ""
