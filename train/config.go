@@ -55,6 +55,10 @@ type Config struct {
 
 	// K is the number of episodes averaged per evaluated point.
 	K int `json:"k"`
+	// KMax and KRamp grow K as the step shrinks (STP methods): K rises by
+	// one every KRamp iterations, up to KMax. KMax 0 keeps K fixed.
+	KMax  int `json:"k_max,omitempty"`
+	KRamp int `json:"k_ramp,omitempty"`
 	// MaxEpisodes is the training-episode budget.
 	MaxEpisodes int `json:"max_episodes"`
 	// Threshold is the reward threshold; HasThreshold says if there is one.
@@ -352,6 +356,14 @@ func (c Config) Validate() error {
 		return bad("step", "%q is not one of adaptive, fixed", c.Step)
 	case c.K < 1 || c.K > 10000:
 		return bad("k", "%d is outside [1, 10000]", c.K)
+	case c.KMax != 0 && (c.KMax < c.K || c.KMax > 10000):
+		return bad("k-max", "%d is outside [k = %d, 10000] (0: K fixed)", c.KMax, c.K)
+	case c.KMax != 0 && c.Method == ARS:
+		return bad("k-max", "grows the K of stp and stp_is only")
+	case c.KMax != 0 && c.KRamp < 1:
+		return bad("k-ramp", "%d must be ≥ 1 iterations with k-max", c.KRamp)
+	case c.KMax == 0 && c.KRamp != 0:
+		return bad("k-ramp", "needs k-max")
 	case c.MaxEpisodes < 1:
 		return bad("max-episodes", "%d must be ≥ 1", c.MaxEpisodes)
 	case c.EvalEvery < 1:

@@ -179,6 +179,15 @@ func (r *Run) Done() bool {
 	return r.cfg.StopAtThreshold && r.c.ThresholdReachedAt > 0
 }
 
+// k is the number of episodes per point at the current iteration: K, or
+// with KMax, K + ⌊iter/KRamp⌋ up to KMax.
+func (r *Run) k() int {
+	if r.cfg.KMax == 0 {
+		return r.cfg.K
+	}
+	return min(r.cfg.KMax, r.cfg.K+r.c.Iter/r.cfg.KRamp)
+}
+
 // Extend raises the run's episode budget to maxEpisodes, so that a run
 // that used its budget can go on where it stopped. A budget is never
 // lowered (the episodes already run stay counted), and a run that stopped
@@ -364,7 +373,7 @@ func (r *Run) iterateSTP(ctx context.Context, env Roller, frozen policy.Frozen, 
 		if b.Recheck {
 			round = 1
 		}
-		vals, err := r.train(ctx, env, b.Points, frozen, r.cfg.K, round)
+		vals, err := r.train(ctx, env, b.Points, frozen, r.k(), round)
 		if err != nil {
 			return rec, err
 		}

@@ -176,6 +176,10 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.ObsNorm = "ars" }, "obs-norm"},
 		{func(c *Config) { c.Method, c.Confirm = ARS, Bool(true) }, "confirm"},
 		{func(c *Config) { c.Confirm = nil }, "confirm"},
+		{func(c *Config) { c.KMax = 1 }, "k-max"},
+		{func(c *Config) { c.KMax = 4 }, "k-ramp"},
+		{func(c *Config) { c.KRamp = 4 }, "k-ramp"},
+		{func(c *Config) { c.Method, c.KMax, c.KRamp = ARS, 4, 1 }, "k-max"},
 	} {
 		c := testConfig(STPIS)
 		tc.mut(&c)
@@ -407,5 +411,29 @@ func TestConfirmRechecksOnFreshSeeds(t *testing.T) {
 	}
 	if rechecks == 0 || rechecks == 40 {
 		t.Fatalf("%d of 40 iterations re-checked, want some but not all", rechecks)
+	}
+}
+
+// TestKRamp checks that K grows by one every KRamp iterations up to KMax.
+func TestKRamp(t *testing.T) {
+	cfg := testConfig(STP)
+	cfg.K, cfg.KMax, cfg.KRamp, cfg.EvalEvery = 1, 3, 2, 1000
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
+	for it := range 8 {
+		before := r.Counters().Episodes
+		if _, err := r.Iterate(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+		// x+, x− and the re-measured x_k, K episodes each.
+		if got, want := r.Counters().Episodes-before, 3*min(3, 1+it/2); got != want {
+			t.Fatalf("iteration %d ran %d episodes, want %d", it, got, want)
+		}
 	}
 }

@@ -64,6 +64,8 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Var(&f.shift, "shift", "alive-bonus shift subtracted per step from training returns (default: ARS's for ars and --preset paper, 0 otherwise)")
 	fs.IntVar(&c.Horizon, "horizon", 0, "maximum episode length (0: the env's)")
 	fs.StringVar(&c.ObsNorm, "obs-norm", "", "observation normalization: running (ARS V2: running mean and std of training states), accepted (STP methods: the same, from the accepted point's episodes only) or none (ARS V1: raw observations) (default: none for STP methods on Swimmer with --preset tuned, else running)")
+	fs.IntVar(&c.KMax, "k-max", 0, "grow K by one every --k-ramp iterations up to this (STP methods; 0: K fixed)")
+	fs.IntVar(&c.KRamp, "k-ramp", 0, "iterations per step of K's growth, with --k-max")
 	fs.Float64Var(&c.AlphaMin, "alpha-min", 0, "floor under the adaptive step: max(α0/√(k+1), alpha-min)/v_i (0: none, Theorem 1's rule)")
 	fs.Float64Var(&c.Alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (0: with --preset tuned, Swimmer 2 at K=1 and 1 at other K, HalfCheetah 1 at K=1; else 0.3)")
 	fs.Float64Var(&c.Epsilon, "eps", 0, "ε of the fixed step ε/(n v_i) (0: 0.05·n, a step of 0.05/v_i)")
