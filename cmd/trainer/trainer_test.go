@@ -68,6 +68,32 @@ func curve(t *testing.T, dir string) []map[string]any {
 	return lines
 }
 
+// sameRun fails unless the runs in dirA and dirB have the same curve (but
+// for timings), final policy and result, and returns the curve's lines.
+func sameRun(t *testing.T, dirA, dirB string) int {
+	t.Helper()
+	a, b := curve(t, dirA), curve(t, dirB)
+	if len(a) != len(b) {
+		t.Fatalf("curves have %d and %d lines", len(a), len(b))
+	}
+	for i := range a {
+		ja, _ := json.Marshal(a[i])
+		jb, _ := json.Marshal(b[i])
+		if !bytes.Equal(ja, jb) {
+			t.Fatalf("curve line %d differs:\n%s\n%s", i+1, ja, jb)
+		}
+	}
+	pa, _ := os.ReadFile(filepath.Join(dirA, policyFile))
+	pb, _ := os.ReadFile(filepath.Join(dirB, policyFile))
+	if !bytes.Equal(pa, pb) {
+		t.Fatalf("final policies differ:\n%s\n%s", pa, pb)
+	}
+	if ra, rb := readResult(t, dirA), readResult(t, dirB); ra.Episodes != rb.Episodes || ra.FinalEval != rb.FinalEval || ra.BestEval != rb.BestEval {
+		t.Fatalf("results differ: %+v vs %+v", ra, rb)
+	}
+	return len(a)
+}
+
 func readResult(t *testing.T, dir string) result {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, resultFile))
@@ -153,25 +179,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		t.Fatalf("resumed part: exit %d\n%s", code, stderr)
 	}
 	dirA := filepath.Join(outA, "Swimmer-v1", "stp_is-adaptive", "seed5")
-	a, b := curve(t, dirA), curve(t, dirB)
-	if len(a) != len(b) {
-		t.Fatalf("curves have %d and %d lines", len(a), len(b))
-	}
-	for i := range a {
-		ja, _ := json.Marshal(a[i])
-		jb, _ := json.Marshal(b[i])
-		if !bytes.Equal(ja, jb) {
-			t.Fatalf("curve line %d differs:\nuninterrupted %s\nresumed       %s", i+1, ja, jb)
-		}
-	}
-	pa, _ := os.ReadFile(filepath.Join(dirA, policyFile))
-	pb, _ := os.ReadFile(filepath.Join(dirB, policyFile))
-	if !bytes.Equal(pa, pb) {
-		t.Fatalf("final policies differ:\n%s\n%s", pa, pb)
-	}
-	if ra, rb := readResult(t, dirA), readResult(t, dirB); ra.Episodes != rb.Episodes || ra.FinalEval != rb.FinalEval {
-		t.Fatalf("results differ: %+v vs %+v", ra, rb)
-	}
+	lines := sameRun(t, dirA, dirB)
 	// Resuming a finished run leaves it as it is, even without its
 	// checkpoint (a fresh clone of committed results has none).
 	before, _ := os.ReadFile(filepath.Join(dirB, resultFile))
@@ -182,7 +190,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 		t.Fatalf("resume of a finished run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	after, _ := os.ReadFile(filepath.Join(dirB, resultFile))
-	if c := curve(t, dirB); !bytes.Equal(before, after) || len(c) != len(a) {
+	if c := curve(t, dirB); !bytes.Equal(before, after) || len(c) != lines {
 		t.Fatalf("resuming a finished run changed it: result %s -> %s, %d curve lines", before, after, len(c))
 	}
 }
@@ -212,25 +220,7 @@ func TestExtendFinishedRun(t *testing.T) {
 	if code, _, stderr := trainer(t, append(common, "--out", outB, "--max-episodes", "72", "--resume")...); code != 0 {
 		t.Fatalf("extension: exit %d\n%s", code, stderr)
 	}
-	a, b := curve(t, dirA), curve(t, dirB)
-	if len(a) != len(b) {
-		t.Fatalf("curves have %d and %d lines", len(a), len(b))
-	}
-	for i := range a {
-		ja, _ := json.Marshal(a[i])
-		jb, _ := json.Marshal(b[i])
-		if !bytes.Equal(ja, jb) {
-			t.Fatalf("curve line %d differs:\n72 at once %s\nextended   %s", i+1, ja, jb)
-		}
-	}
-	pa, _ := os.ReadFile(filepath.Join(dirA, policyFile))
-	pb, _ := os.ReadFile(filepath.Join(dirB, policyFile))
-	if !bytes.Equal(pa, pb) {
-		t.Fatalf("final policies differ:\n%s\n%s", pa, pb)
-	}
-	if ra, rb := readResult(t, dirA), readResult(t, dirB); ra.Episodes != rb.Episodes || ra.FinalEval != rb.FinalEval || ra.BestEval != rb.BestEval {
-		t.Fatalf("results differ: %+v vs %+v", ra, rb)
-	}
+	sameRun(t, dirA, dirB)
 }
 
 func TestBadInput(t *testing.T) {
