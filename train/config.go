@@ -107,8 +107,7 @@ type Config struct {
 	// numbers). nil means the preset's choice (tunedTask).
 	CommonSeeds *bool `json:"common_seeds"`
 	// Confirm re-checks an apparent winner on K fresh episodes (with x_k)
-	// before moving (stp.Settings.Confirm). nil means the preset's choice
-	// (tunedTask).
+	// before moving (stp.Settings.Confirm). nil means false.
 	Confirm *bool `json:"confirm,omitempty"`
 
 	// Surrogate settings (STP_IS).
@@ -208,7 +207,6 @@ var (
 		k           int
 		commonSeeds bool
 		lipschitz   Lipschitz
-		confirm     bool
 	}{
 		"Swimmer":     {obsNorm: ObsNormNone, alpha0: map[int]float64{0: 1, 1: 2}, k: 1, commonSeeds: true},
 		"HalfCheetah": {alpha0: map[int]float64{1: 1}, k: 1, commonSeeds: true, lipschitz: Local},
@@ -306,7 +304,7 @@ func (c Config) Defaults() Config {
 		c.CommonSeeds = Bool(hasTuned && tuned.commonSeeds)
 	}
 	if c.Confirm == nil {
-		c.Confirm = Bool(hasTuned && tuned.confirm)
+		c.Confirm = Bool(false)
 	}
 	if c.SurrogateSteps == 0 {
 		// The paper takes one Adam step on a batch of 32 per iteration.

@@ -73,7 +73,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.StringVar(&c.Preset, "preset", "tuned", "defaults for what the paper leaves open: tuned (measured best) or paper (literal)")
 	normBasis := fs.Bool("normalize-basis", true, "scale the Gaussian basis columns to unit norm (default: true with --preset tuned, false with paper)")
 	remeasure := fs.Bool("remeasure", true, "re-measure f(x_k) with K fresh episodes every iteration")
-	confirm := fs.Bool("confirm", false, "re-check an apparent winner of the three-point comparison, with x_k, on K fresh episodes before moving (default: the preset's choice)")
+	confirm := fs.Bool("confirm", false, "re-check an apparent winner of the three-point comparison, with x_k, on K fresh episodes before moving")
 	avgCenter := fs.Bool("average-center", false, "with --remeasure, keep f(x_k) as the mean of its re-measurements since it was accepted")
 	commonSeeds := fs.Bool("common-seeds", false, "run the points of an iteration on the same K seeds (default: true for STP methods on Swimmer and HalfCheetah with --preset tuned)")
 	fs.IntVar(&c.Width, "width", 0, "surrogate hidden width (0: the paper's by policy size)")
