@@ -179,7 +179,7 @@ var (
 	// 903; K = 2 with α0 1: 1190, 1282). One direction per three episodes
 	// instead of twelve: n = 102 directions, so the paper's K visits each
 	// about once in 1000 episodes. HalfCheetah's α0 was tuned with K = 1
-	// only, so it applies at that K (alpha0AtK); Swimmer's at any K.
+	// only, so alpha0 gives it at that K alone.
 	// Common seeds (x_k, x+ and x− start from the same states, so the
 	// comparison is paired), K = 1, seeds 1-5, 1000 episodes: best evals
 	// 2279 3166 2771 1873 2421 (median 2421) against 2404 2068 2137 2331

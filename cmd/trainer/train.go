@@ -403,7 +403,7 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 			}
 			finished = nil
 		}
-	} else if !fresh && f.cfg.MaxEpisodes != 0 && f.cfg.MaxEpisodes != cfg.MaxEpisodes {
+	} else if !fresh && f.cfg.MaxEpisodes != 0 && f.cfg.MaxEpisodes < cfg.MaxEpisodes {
 		log.Warn().Int("checkpoint", cfg.MaxEpisodes).Int("flag", f.cfg.MaxEpisodes).Msg("--max-episodes is below the resumed run's budget; keeping the run's")
 	}
 	if finished != nil {
