@@ -64,6 +64,13 @@ type Config struct {
 	AbsFloor float64
 	// Scaling selects the input standardization. Default PerCoordinate.
 	Scaling Scaling
+	// Window, if > 0, makes Train draw its minibatches from the Window most
+	// recently added points only, so that f̂ fits the region the optimizer
+	// is in now rather than everything it has visited. The history then
+	// evicts its oldest point once it holds HistoryCap points (first in,
+	// first out) instead of reservoir sampling. The scaling still comes
+	// from the whole history. Default 0: every stored point.
+	Window int
 }
 
 // Default values of Config fields.
@@ -147,6 +154,8 @@ func (c Config) resolve(dim int) (Config, error) {
 		return c, bad("AbsFloor", c.AbsFloor)
 	case c.Scaling != PerCoordinate && c.Scaling != Isotropic:
 		return c, bad("Scaling", c.Scaling)
+	case c.Window < 0 || c.Window > c.HistoryCap:
+		return c, fmt.Errorf("%w: Window = %d, want in [0, HistoryCap = %d]", ErrConfig, c.Window, c.HistoryCap)
 	}
 	return c, nil
 }

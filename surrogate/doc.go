@@ -26,6 +26,9 @@
 // HistoryCap·(dim+1) float64 values. The default cap is
 // max(1024, ⌊128 MiB / (8·(dim+1))⌋), at most 1<<20 points: 128 MiB or less
 // except when the 1024-point minimum wins (dim > 16383).
+// With Config.Window > 0 the history is instead a ring of the newest
+// HistoryCap points, and Train draws its minibatches from the newest Window
+// of them: a surrogate of the region the optimizer is in now.
 // Non-finite targets are dropped and counted ([Model.Dropped]); non-finite x
 // is an error.
 //

@@ -137,7 +137,8 @@ func (m *Model) checkX(x []float64) error {
 // returned; a wrong length or non-finite x returns an error and changes
 // nothing. Once the history holds HistoryCap points, the point replaces a
 // uniformly chosen stored one with probability HistoryCap/Seen (reservoir
-// sampling), so the history stays a uniform sample of all points added.
+// sampling), so the history stays a uniform sample of all points added;
+// with a Window it replaces the oldest one.
 func (m *Model) Add(x []float64, y float64) error {
 	if err := m.checkX(x); err != nil {
 		return err
@@ -152,12 +153,27 @@ func (m *Model) Add(x []float64, y float64) error {
 		m.ys = append(m.ys, y)
 		return nil
 	}
+	if m.cfg.Window > 0 {
+		m.put(m.slot(0), x, y)
+		return nil
+	}
 	k := m.resRng.Uint64N(m.seen)
 	if k < uint64(m.cfg.HistoryCap) {
-		copy(m.xs[int(k)*m.dim:int(k+1)*m.dim], x)
-		m.ys[k] = y
+		m.put(int(k), x, y)
 	}
 	return nil
+}
+
+// slot returns where the j-th most recently added point is stored (j = 0:
+// the newest) in a windowed history, which is a ring: the Seen-th point
+// added went to slot (Seen−1) mod HistoryCap. j must be < Len.
+func (m *Model) slot(j int) int {
+	return int((m.seen - 1 - uint64(j)) % uint64(m.cfg.HistoryCap))
+}
+
+func (m *Model) put(i int, x []float64, y float64) {
+	copy(m.xs[i*m.dim:(i+1)*m.dim], x)
+	m.ys[i] = y
 }
 
 // History returns the i-th stored point; x aliases the model's storage and
@@ -266,7 +282,8 @@ func (m *Model) reexpress(mu, sd []float64, my, sy float64) {
 
 // Train refreshes the scaling from the history (RefreshScaling), then takes
 // steps Adam steps, each on a minibatch of BatchSize points drawn uniformly
-// with replacement from the history. It returns the mean over the steps of
+// with replacement from the history (from its Window newest points, with a
+// Window). It returns the mean over the steps of
 // the minibatch mean squared error, in standardized target units (NaN when
 // steps is 0). It returns ErrEmpty on an empty history.
 func (m *Model) Train(steps int) (float64, error) {
@@ -285,10 +302,15 @@ func (m *Model) Train(steps int) (float64, error) {
 	}
 	idx := m.idx[:bs]
 	n := len(m.ys)
+	windowed := m.cfg.Window > 0 && n > m.cfg.Window
 	total := 0.0
 	for range steps {
 		for i := range idx {
-			idx[i] = m.batchRng.IntN(n)
+			if windowed {
+				idx[i] = m.slot(m.batchRng.IntN(m.cfg.Window))
+			} else {
+				idx[i] = m.batchRng.IntN(n)
+			}
 		}
 		total += m.gradient(idx)
 		m.adam()

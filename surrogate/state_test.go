@@ -2,6 +2,7 @@ package surrogate
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -11,6 +12,14 @@ import (
 )
 
 func TestSaveLoadResumesBitExactly(t *testing.T) {
+	for _, window := range []int{0, 12} {
+		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) { saveLoadResumes(t, window) })
+	}
+}
+
+// saveLoadResumes checks that a model with the given Window, saved past its
+// HistoryCap and loaded, continues bit for bit.
+func saveLoadResumes(t *testing.T, window int) {
 	const dim = 6
 	r := rand.New(rand.NewPCG(8, 9))
 	pts := make([][]float64, 80)
@@ -18,7 +27,7 @@ func TestSaveLoadResumesBitExactly(t *testing.T) {
 		pts[i] = randVec(r, dim)
 	}
 	y := func(x []float64) float64 { return x[0]*x[1] + math.Sin(x[2]) }
-	m, err := New(dim, Config{Seed: 11, HistoryCap: 30})
+	m, err := New(dim, Config{Seed: 11, HistoryCap: 30, Window: window})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,6 +201,60 @@ func TestReservoirBoundAndDeterminism(t *testing.T) {
 	}
 	if !slices.Equal(m.ys, run().ys) {
 		t.Error("same seed, different reservoir")
+	}
+}
+
+func TestWindow(t *testing.T) {
+	// A full windowed history keeps the newest HistoryCap points.
+	m, err := New(2, Config{HistoryCap: 10, Window: 4, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25 {
+		_ = m.Add([]float64{float64(i), 0}, float64(i))
+	}
+	kept := slices.Clone(m.ys)
+	slices.Sort(kept)
+	if want := []float64{15, 16, 17, 18, 19, 20, 21, 22, 23, 24}; !slices.Equal(kept, want) {
+		t.Errorf("windowed history holds %v, want the newest ten %v", kept, want)
+	}
+
+	// 400 old points say f = 0 on [0, 1] and the 40 newest say f = 1 there:
+	// trained on its window only, f̂ follows the newest points; trained on
+	// all of them, it stays near the mean 40/440.
+	fit := func(window int) float64 {
+		m, err := New(1, Config{Window: window, Seed: 9, LearningRate: 1e-2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewPCG(3, 4))
+		for i := range 440 {
+			y := 0.0
+			if i >= 400 {
+				y = 1
+			}
+			_ = m.Add([]float64{r.Float64()}, y)
+		}
+		if _, err := m.Train(1500); err != nil {
+			t.Fatal(err)
+		}
+		f, err := m.Predict([]float64{0.5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	if f := fit(40); f < 0.8 {
+		t.Errorf("window 40: f̂(0.5) = %.3f, want ≥ 0.8 (the newest points' 1)", f)
+	}
+	if f := fit(0); f > 0.3 {
+		t.Errorf("no window: f̂(0.5) = %.3f, want ≤ 0.3 (near the mean of all points, 0.09)", f)
+	}
+
+	for _, w := range []int{-1, 11} {
+		if _, err := New(2, Config{HistoryCap: 10, Window: w}); !errors.Is(err, ErrConfig) {
+			t.Errorf("Window %d with HistoryCap 10: err = %v, want ErrConfig", w, err)
+		}
 	}
 }
 

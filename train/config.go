@@ -118,6 +118,10 @@ type Config struct {
 	Lipschitz      Lipschitz `json:"lipschitz"`
 	// Mixing is γ in p ← (1−γ)p + γ/n.
 	Mixing float64 `json:"mixing"`
+	// SurrogateWindow, if > 0, trains the surrogate on its newest
+	// SurrogateWindow points only (surrogate.Config.Window). 0: all points,
+	// as in the paper.
+	SurrogateWindow int `json:"surrogate_window,omitempty"`
 
 	// ARS V2-t settings.
 	ARS ars.Settings `json:"ars"`
@@ -133,6 +137,10 @@ const (
 	// basis columns, one Adam step per iteration, and ARS's shift.
 	PresetPaper = "paper"
 )
+
+// maxSurrogateWindow bounds Config.SurrogateWindow: the history the
+// surrogate keeps grows to hold the window.
+const maxSurrogateWindow = 1 << 20
 
 // Task returns the paper's task name for an env id: Hopper-v1 and
 // Hopper-v5 are both "Hopper".
@@ -404,6 +412,8 @@ func (c Config) Validate() error {
 		return bad("width", "%d is outside [0 (auto), 4096]", c.Width)
 	case c.SurrogateSteps < 0 || c.SurrogateSteps > 100000:
 		return bad("surrogate-steps", "%d is outside [0, 100000]", c.SurrogateSteps)
+	case c.SurrogateWindow < 0 || c.SurrogateWindow > maxSurrogateWindow:
+		return bad("surrogate-window", "%d is outside [0 (all points), %d]", c.SurrogateWindow, maxSurrogateWindow)
 	case c.RefreshEvery < 1:
 		return bad("refresh-every", "%d must be ≥ 1", c.RefreshEvery)
 	case c.Lipschitz != Global && c.Lipschitz != Local:

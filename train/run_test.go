@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,6 +162,35 @@ func TestCheckpointContinuesBitExactly(t *testing.T) {
 	}
 }
 
+func TestSurrogateWindow(t *testing.T) {
+	cfg := testConfig(STPIS)
+	all := iterated(t, cfg, 15)
+	cfg.SurrogateWindow = 9
+	r := iterated(t, cfg, 15)
+	if w := r.sur.Config().Window; w != 9 {
+		t.Fatalf("surrogate window %d, want 9", w)
+	}
+	// 15 iterations measure 45 points: the windowed surrogate saw the same
+	// history but fits its newest 9, so its p differs.
+	if r.sur.Len() != all.sur.Len() || r.sur.Len() <= 9 {
+		t.Fatalf("histories of %d and %d points, want equal and > 9", r.sur.Len(), all.sur.Len())
+	}
+	if pa, pw := all.stepper.Probabilities(), r.stepper.Probabilities(); slices.Equal(pa, pw) {
+		t.Errorf("p with a window of 9 equals p without: %v", pw)
+	}
+	blob, err := r.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Restore(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := c.sur.Config().Window; w != 9 || c.Config().SurrogateWindow != 9 {
+		t.Errorf("restored window %d (config %d), want 9", w, c.Config().SurrogateWindow)
+	}
+}
+
 func TestConfigErrorsNameTheField(t *testing.T) {
 	for _, tc := range []struct {
 		mut   func(*Config)
@@ -180,6 +210,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.KMax = 4 }, "k-ramp"},
 		{func(c *Config) { c.KRamp = 4 }, "k-ramp"},
 		{func(c *Config) { c.Method, c.KMax, c.KRamp = ARS, 4, 1 }, "k-max"},
+		{func(c *Config) { c.SurrogateWindow = -1 }, "surrogate-window"},
+		{func(c *Config) { c.SurrogateWindow = maxSurrogateWindow + 1 }, "surrogate-window"},
 	} {
 		c := testConfig(STPIS)
 		tc.mut(&c)

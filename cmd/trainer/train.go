@@ -80,6 +80,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.IntVar(&c.SurrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (0: 10)")
 	fs.IntVar(&c.RefreshEvery, "refresh-every", 0, "refresh p and v from the surrogate every R iterations (0: 1)")
 	fs.IntVar(&c.MinHistory, "min-history", 0, "points the surrogate needs before it sets p and v (0: 32)")
+	fs.IntVar(&c.SurrogateWindow, "surrogate-window", 0, "train the surrogate on its newest N points only (0: all points)")
 	lip := fs.String("lipschitz", "", "surrogate Lipschitz estimate: global bound or local curvature at x_k (default: local for STP methods on HalfCheetah with --preset tuned, else global)")
 	fs.Float64Var(&c.Mixing, "mix", 0, "mix p with uniform: p ← (1−γ)p + γ/n")
 	fs.StringVar(&f.bridge, "bridge", "", "bridge address list (host:port,host:port) or dns:///host:port; empty starts a local bridge from .venv")
