@@ -307,7 +307,7 @@ func (m *Model) Train(steps int) (float64, error) {
 	for range steps {
 		for i := range idx {
 			if windowed {
-				idx[i] = m.slot(m.batchRng.IntN(m.cfg.Window))
+				idx[i] = m.slot(m.cfg.Window - 1 - m.batchRng.IntN(m.cfg.Window))
 			} else {
 				idx[i] = m.batchRng.IntN(n)
 			}
