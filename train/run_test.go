@@ -48,6 +48,20 @@ func testConfig(m Method) Config {
 		MinHistory: 6, Remeasure: Bool(true), Alpha0: 1, NormalizeBasis: Bool(true), Shift: 0.5}.Defaults()
 }
 
+// roundTrip returns r checkpointed and restored.
+func roundTrip(t *testing.T, r *Run) *Run {
+	t.Helper()
+	blob, err := r.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Restore(blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // iterated returns a run of cfg after n training iterations on the test
 // quadratic.
 func iterated(t *testing.T, cfg Config, n int) *Run {
@@ -128,14 +142,7 @@ func TestCheckpointContinuesBitExactly(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			blob, err := b.MarshalBinary()
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := Restore(blob)
-			if err != nil {
-				t.Fatal(err)
-			}
+			c := roundTrip(t, b)
 			for i := 0; i < 30; i++ {
 				ra, err := a.Iterate(context.Background(), qa)
 				if err != nil {
@@ -178,14 +185,7 @@ func TestSurrogateWindow(t *testing.T) {
 	if pa, pw := all.stepper.Probabilities(), r.stepper.Probabilities(); slices.Equal(pa, pw) {
 		t.Errorf("p with a window of 9 equals p without: %v", pw)
 	}
-	blob, err := r.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Restore(blob)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := roundTrip(t, r)
 	if w := c.sur.Config().Window; w != 9 || c.Config().SurrogateWindow != 9 {
 		t.Errorf("restored window %d (config %d), want 9", w, c.Config().SurrogateWindow)
 	}
