@@ -283,9 +283,9 @@ func (m *Model) reexpress(mu, sd []float64, my, sy float64) {
 // Train refreshes the scaling from the history (RefreshScaling), then takes
 // steps Adam steps, each on a minibatch of BatchSize points drawn uniformly
 // with replacement from the history (from its Window newest points, with a
-// Window). It returns the mean over the steps of
-// the minibatch mean squared error, in standardized target units (NaN when
-// steps is 0). It returns ErrEmpty on an empty history.
+// Window). It returns the mean over the steps of the minibatch mean squared
+// error, in standardized target units (NaN when steps is 0). It returns
+// ErrEmpty on an empty history.
 func (m *Model) Train(steps int) (float64, error) {
 	if steps < 0 {
 		return 0, fmt.Errorf("%w: steps = %d", ErrConfig, steps)
