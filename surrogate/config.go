@@ -52,7 +52,7 @@ type Config struct {
 	// replacement from the history. Default 32.
 	BatchSize int
 	// HistoryCap bounds the number of stored points. Default
-	// max(1024, min(1<<20, ⌊128 MiB / (8·(dim+1))⌋)).
+	// max(1024, min(1<<20, ⌊128 MiB / (8·(dim+1))⌋)), or Window if larger.
 	HistoryCap int
 	// Seed seeds the initialization, reservoir and minibatch generators.
 	// Zero is a valid seed.
@@ -129,7 +129,7 @@ func (c Config) resolve(dim int) (Config, error) {
 		c.BatchSize = DefaultBatchSize
 	}
 	if c.HistoryCap == 0 {
-		c.HistoryCap = DefaultHistoryCap(dim)
+		c.HistoryCap = max(DefaultHistoryCap(dim), c.Window)
 	}
 	bad := func(name string, v any) error { return fmt.Errorf("%w: %s = %v", ErrConfig, name, v) }
 	pos := func(v float64) bool { return v > 0 && !math.IsInf(v, 0) }

@@ -251,6 +251,14 @@ func TestWindow(t *testing.T) {
 		t.Errorf("no window: f̂(0.5) = %.3f, want ≤ 0.3 (near the mean of all points, 0.09)", f)
 	}
 
+	// Without a HistoryCap the history grows to hold a window larger than
+	// the default cap.
+	w := DefaultHistoryCap(2) + 1
+	if big, err := New(2, Config{Window: w}); err != nil {
+		t.Errorf("Window %d without a cap: %v", w, err)
+	} else if got := big.Config().HistoryCap; got != w {
+		t.Errorf("Window %d without a cap: HistoryCap %d, want %d", w, got, w)
+	}
 	for _, w := range []int{-1, 11} {
 		if _, err := New(2, Config{HistoryCap: 10, Window: w}); !errors.Is(err, ErrConfig) {
 			t.Errorf("Window %d with HistoryCap 10: err = %v, want ErrConfig", w, err)

@@ -155,9 +155,7 @@ func (r *Run) build(x0 []float64) error {
 	}
 	r.stepper = st
 	if r.cfg.Method == STPIS {
-		sc := surrogate.Config{Width: r.cfg.Width, Seed: mix(r.cfg.Seed, 0x5a66), Window: r.cfg.SurrogateWindow}
-		sc.HistoryCap = max(surrogate.DefaultHistoryCap(n), sc.Window)
-		sur, err := surrogate.New(n, sc)
+		sur, err := surrogate.New(n, surrogate.Config{Width: r.cfg.Width, Seed: mix(r.cfg.Seed, 0x5a66), Window: r.cfg.SurrogateWindow})
 		if err != nil {
 			return fmt.Errorf("train: %w", err)
 		}
