@@ -41,6 +41,8 @@ DEFAULT_GRACE_SECONDS = 10.0
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 # gRPC handler threads: each Rollout call blocks one while the pool runs its episodes.
 _MIN_RPC_THREADS = 16
+# How often the main thread wakes to run signal handlers (see main).
+_SIGNAL_POLL_S = 0.2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,7 +239,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     sys.stdout.write(f"LISTENING {running.address}\n")
     sys.stdout.flush()
-    while not stop.wait(3600):
+    # The kernel may deliver SIGTERM to any thread (a gRPC or pool thread, say).
+    # CPython then runs the handler only once the main thread executes bytecode
+    # again, and a main thread blocked in a long wait would not notice for that
+    # long; so it wakes often.
+    while not stop.wait(_SIGNAL_POLL_S):
         pass
     running.stop()
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -126,6 +127,34 @@ def test_subprocess_prints_ready_line_and_finishes_in_flight_call_on_sigterm():
         # The call was still in flight when the signal arrived, and it completed.
         assert text.index("received SIGTERM") < text.index("Rollout: 4 episodes done")
         assert "stopped" in text
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_subprocess_stops_when_sigterm_lands_on_another_thread():
+    # kill(2) aimed at a thread id other than the main one is still sent to the
+    # whole process, but Linux hands it to that thread: this is what happens at
+    # random when a supervisor signals the process. The bridge must still stop.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stpis_bridge", "--listen", "127.0.0.1:0", "--workers", "1"],
+        cwd=BRIDGE_PY,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("LISTENING "), (line, proc.stderr.read() if proc.poll() else "")
+        tids = sorted(int(t) for t in os.listdir(f"/proc/{proc.pid}/task"))
+        others = [t for t in tids if t != proc.pid]
+        assert others, f"the bridge runs no threads besides main: {tids}"
+        os.kill(others[0], signal.SIGTERM)
+        rc = proc.wait(20)
+        _, err = proc.communicate(timeout=10)
+        assert rc == 0, err
+        assert "received SIGTERM" in err and "stopped" in err, err
     finally:
         if proc.poll() is None:
             proc.kill()
