@@ -44,12 +44,14 @@ proto-check: proto ## fail if the committed generated code is stale
 	@git diff --exit-code -- proto bridge_py/envbridge || { echo "generated code is stale: run 'make proto' and commit" >&2; exit 1; }
 	@test -z "$$(git status --porcelain -- proto bridge_py/envbridge)" || { echo "generated files are not committed: run 'make proto' and commit" >&2; git status --porcelain -- proto bridge_py/envbridge >&2; exit 1; }
 
-lint: venv ## go vet, gofmt -s, staticcheck, ruff
+lint: venv ## go vet, gofmt -s, staticcheck, ruff, mypy
 	$(GO) vet ./...
 	@out=$$(gofmt -s -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); test -z "$$out" || { echo "gofmt -s would change: $$out" >&2; exit 1; }
 	$(GO) tool staticcheck ./...
 	cd bridge_py && $(VPY) -m ruff check . && $(VPY) -m ruff format --check .
+	cd bridge_py && $(VPY) -m mypy stpis_bridge tests
 	cd bench && $(VPY) -m ruff check --config ../bridge_py/pyproject.toml . && $(VPY) -m ruff format --config ../bridge_py/pyproject.toml --check .
+	cd bench && $(VPY) -m mypy --config-file ../bridge_py/pyproject.toml .
 
 fmt: venv ## format Go and Python code
 	gofmt -s -w $$(git ls-files '*.go' | grep -v '\.pb\.go$$')

@@ -60,9 +60,12 @@ def main() -> None:
 
     env = gym.make(args.env)
     rng = np.random.default_rng(args.seed)
-    obs_dim = env.observation_space.shape[0]
-    act_dim = env.action_space.shape[0]
-    low, high = env.action_space.low, env.action_space.high
+    obs_space, act_space = env.observation_space, env.action_space
+    if not isinstance(obs_space, gym.spaces.Box) or not isinstance(act_space, gym.spaces.Box):
+        raise SystemExit(f"{args.env}: a linear policy needs Box observation and action spaces")
+    obs_dim = obs_space.shape[0]
+    act_dim = act_space.shape[0]
+    low, high = act_space.low, act_space.high
     w = np.zeros((act_dim, obs_dim))
     stat = RunningStat(obs_dim)
     mean, std = np.zeros(obs_dim), np.ones(obs_dim)

@@ -156,8 +156,9 @@ def make_env(resolved_id: str, kwargs: Kwargs) -> gym.Env[Any, Any]:
     for name in kwargs:
         if name in _RESERVED_KWARGS:
             raise BadKwargsError(f"kwargs[{name!r}]: reserved, the bridge sets it itself")
+    extra: dict[str, Any] = dict(kwargs)
     try:
-        return gym.make(resolved_id, disable_env_checker=True, **dict(kwargs))
+        return gym.make(resolved_id, disable_env_checker=True, **extra)
     except TypeError as exc:
         bad = [name for name in kwargs if repr(name) in str(exc) or f"'{name}'" in str(exc)]
         which = f"kwargs[{bad[0]!r}]" if bad else "kwargs"

@@ -315,27 +315,27 @@ class WorkerPool:
                     w.conn.send((i, task))
                 except OSError:
                     pass  # The worker died; its sentinel fires below.
-            by_conn = {w.conn: w for w in workers}
-            by_sentinel = {w.process.sentinel: w for w in workers}
+            by_conn: dict[Any, _Worker] = {w.conn: w for w in workers}
+            by_sentinel: dict[Any, _Worker] = {w.process.sentinel: w for w in workers}
             waitables: list[Any] = [self._wake_r, *by_conn, *by_sentinel]
             ready = multiprocessing.connection.wait(waitables)
             if self._wake_r in ready:
                 os.read(self._wake_r, 4096)
             dead: list[_Worker] = []
             for obj in ready:
-                w = by_conn.get(obj)
-                if w is None:
+                sender = by_conn.get(obj)
+                if sender is None:
                     continue
                 try:
-                    msg = w.conn.recv()
+                    msg = sender.conn.recv()
                 except (EOFError, OSError):
-                    dead.append(w)
+                    dead.append(sender)
                     continue
-                self._on_message(w, msg)
+                self._on_message(sender, msg)
             for obj in ready:
-                w = by_sentinel.get(obj)
-                if w is not None and w not in dead:
-                    dead.append(w)
+                gone = by_sentinel.get(obj)
+                if gone is not None and gone not in dead:
+                    dead.append(gone)
             for w in dead:
                 self._on_death(w)
 
