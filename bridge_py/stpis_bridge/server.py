@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import faulthandler
 import logging
 import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from concurrent import futures
 from types import FrameType
@@ -224,14 +226,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    stop = threading.Event()
+    received: list[int] = []
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
+        # CPython runs this on the main thread between two bytecodes, which may
+        # be inside a lock the main thread holds (a threading.Event's, say): so
+        # it takes no non-reentrant lock (logging's are reentrant).
         _LOG.info("received %s", signal.Signals(signum).name)
-        stop.set()
+        received.append(signum)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    # `kill -USR1 <pid>` prints every thread's Python stack to stderr (in C, so
+    # it works even when the interpreter is stuck): for a bridge that hangs.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     try:
         running = serve(config)
     except Exception as exc:
@@ -241,10 +249,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout.flush()
     # The kernel may deliver SIGTERM to any thread (a gRPC or pool thread, say).
     # CPython then runs the handler only once the main thread executes bytecode
-    # again, and a main thread blocked in a long wait would not notice for that
-    # long; so it wakes often.
-    while not stop.wait(_SIGNAL_POLL_S):
-        pass
+    # again, so the main thread must not block for long: it polls.
+    while not received:
+        time.sleep(_SIGNAL_POLL_S)
     running.stop()
     return 0
 

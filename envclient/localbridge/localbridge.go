@@ -33,6 +33,10 @@ const (
 	DefaultStopGrace    = 15 * time.Second
 )
 
+// stackDumpWait is how long a bridge that did not stop gets to print its
+// stacks before it is killed.
+const stackDumpWait = 500 * time.Millisecond
+
 // readyPrefix starts the one line the bridge prints on stdout once it serves.
 const readyPrefix = "LISTENING "
 
@@ -94,7 +98,7 @@ func Start(ctx context.Context, opts Options) (*Bridge, error) {
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	tail := &tailBuffer{max: 8 << 10}
+	tail := &tailBuffer{max: 32 << 10} // room for a stack dump
 	if opts.Stderr != nil {
 		cmd.Stderr = io.MultiWriter(tail, opts.Stderr)
 	} else {
@@ -217,9 +221,11 @@ func (b *Bridge) Exited() <-chan struct{} { return b.exited }
 func (b *Bridge) StderrTail() string { return b.tail.String() }
 
 // Stop asks the bridge to stop gracefully (SIGTERM: it refuses new calls and
-// lets in-flight ones finish), waits until it exits, and sends SIGKILL to
-// its process group when ctx ends or after DefaultStopGrace. It returns nil
-// when the bridge exited with status 0. Stop may be called more than once.
+// lets in-flight ones finish) and waits until it exits. When ctx ends or
+// DefaultStopGrace passes first, it asks the bridge for its threads' stacks
+// (SIGUSR1; they land in the error's stderr tail) and sends SIGKILL to its
+// process group. It returns nil when the bridge exited with status 0. Stop
+// may be called more than once.
 func (b *Bridge) Stop(ctx context.Context) error {
 	b.stop.Do(func() {
 		b.stopE = b.terminate(ctx)
@@ -246,8 +252,22 @@ func (b *Bridge) terminate(ctx context.Context) error {
 	case <-ctx.Done():
 	case <-timer.C:
 	}
+	b.dumpStacks()
 	b.Kill()
-	return fmt.Errorf("localbridge: bridge pid %d did not exit after SIGTERM; killed; stderr tail:\n%s", b.Pid(), b.tail.String())
+	return fmt.Errorf("localbridge: bridge pid %d did not exit after SIGTERM; killed; stderr tail (with its threads' stacks):\n%s", b.Pid(), b.tail.String())
+}
+
+// dumpStacks asks a bridge that seems stuck for its threads' Python stacks
+// (SIGUSR1, which the bridge's faulthandler answers on stderr), so that the
+// error says where it hung, and gives it stackDumpWait to write them.
+func (b *Bridge) dumpStacks() {
+	if b.cmd.Process.Signal(syscall.SIGUSR1) != nil {
+		return
+	}
+	select {
+	case <-b.exited:
+	case <-time.After(stackDumpWait):
+	}
 }
 
 func (b *Bridge) exitErr(when string) error {

@@ -73,6 +73,34 @@ func TestKillKillsWorkers(t *testing.T) {
 	}
 }
 
+// TestDumpStacks: the stack dump that Stop asks a stuck bridge for arrives
+// on stderr and leaves the bridge serving and able to stop cleanly.
+func TestDumpStacks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b, err := Start(ctx, Options{Workers: 1})
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	defer b.Kill()
+	b.dumpStacks()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(b.StderrTail(), "server.py") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tail := b.StderrTail(); !strings.Contains(tail, "Thread 0x") || !strings.Contains(tail, "server.py") {
+		t.Fatalf("no stack dump with the main thread in server.py on stderr:\n%s", tail)
+	}
+	conn, err := net.DialTimeout("tcp", b.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatalf("the bridge stopped serving after the dump: %v", err)
+	}
+	_ = conn.Close()
+	if err := b.Stop(ctx); err != nil {
+		t.Fatalf("Stop after a dump: %v", err)
+	}
+}
+
 func TestStartFailsClearly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
