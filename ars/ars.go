@@ -25,17 +25,6 @@ type Settings struct {
 	Seed uint64
 }
 
-// Published are ARS V2-t's published hyperparameters (Mania et al. 2018,
-// Table 9) by paper task name.
-var Published = map[string]Settings{
-	"Swimmer":     {StepSize: 0.02, Directions: 1, Top: 1, Noise: 0.01},
-	"Hopper":      {StepSize: 0.01, Directions: 8, Top: 4, Noise: 0.025},
-	"HalfCheetah": {StepSize: 0.02, Directions: 32, Top: 4, Noise: 0.03},
-	"Walker2d":    {StepSize: 0.03, Directions: 40, Top: 30, Noise: 0.025},
-	"Ant":         {StepSize: 0.015, Directions: 60, Top: 20, Noise: 0.025},
-	"Humanoid":    {StepSize: 0.02, Directions: 230, Top: 230, Noise: 0.0075},
-}
-
 func (s Settings) withDefaults() (Settings, error) {
 	if s.StepSize == 0 {
 		s.StepSize = 0.02

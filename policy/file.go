@@ -2,9 +2,9 @@ package policy
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // FileVersion is the version of the policy file format written by Save.
@@ -19,25 +19,25 @@ type File struct {
 	Normalizer *Normalizer `json:"normalizer"`
 }
 
-// Save writes f as JSON to path atomically (a temporary file, then rename).
+// Marshal validates f and encodes it as JSON, the format Load reads.
 // encoding/json writes float64 in the shortest form that parses back to the
-// same bits, so Load returns exactly what was saved.
-func Save(path string, f File) error {
+// same bits, so Load returns exactly what was marshaled.
+func Marshal(f File) ([]byte, error) {
 	f.Version = FileVersion
 	if f.Policy == nil || f.Normalizer == nil {
-		return fmt.Errorf("policy: save %s: policy and normalizer are required", path)
+		return nil, errors.New("policy: policy and normalizer are required")
 	}
 	if err := f.Policy.Validate(); err != nil {
-		return fmt.Errorf("policy: save %s: %w", path, err)
+		return nil, fmt.Errorf("policy: %w", err)
 	}
 	if f.Normalizer.Dim() != f.Policy.Cols {
-		return fmt.Errorf("policy: save %s: normalizer has %d features, policy %d columns", path, f.Normalizer.Dim(), f.Policy.Cols)
+		return nil, fmt.Errorf("policy: normalizer has %d features, policy %d columns", f.Normalizer.Dim(), f.Policy.Cols)
 	}
 	b, err := json.Marshal(f)
 	if err != nil {
-		return fmt.Errorf("policy: save %s: %w", path, err)
+		return nil, fmt.Errorf("policy: %w", err)
 	}
-	return WriteFileAtomic(path, b)
+	return b, nil
 }
 
 // Load reads a policy file written by Save and validates it.
@@ -63,34 +63,4 @@ func Load(path string) (File, error) {
 		return File{}, fmt.Errorf("policy: load %s: normalizer has %d features, policy %d columns", path, f.Normalizer.Dim(), f.Policy.Cols)
 	}
 	return f, nil
-}
-
-// WriteFileAtomic writes b to path through a temporary file in the same
-// directory and a rename, so a crash never leaves a half-written file.
-func WriteFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

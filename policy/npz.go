@@ -8,7 +8,7 @@ import (
 	"math"
 )
 
-// ExportARS writes the policy in ARS's lin_policy_plus.npz layout: an npz
+// MarshalARS encodes the policy in ARS's lin_policy_plus.npz layout: an npz
 // whose single entry arr_0 is a length-3 object array [W, mean, std], with W
 // of shape (Rows, Cols) and mean and std of shape (Cols,). ARS replays it with
 //
@@ -18,18 +18,18 @@ import (
 // Object arrays are stored by numpy as a pickle; this writer emits that
 // pickle (protocol 3, referencing numpy.core.multiarray._reconstruct as old
 // numpy does, which numpy 2 still loads). A bias, which ARS does not have, is
-// not exported: ExportARS refuses a policy with a non-zero bias.
-func ExportARS(path string, l *Linear, norm Frozen) error {
+// not exported: MarshalARS refuses a policy with a non-zero bias.
+func MarshalARS(l *Linear, norm Frozen) ([]byte, error) {
 	if err := l.Validate(); err != nil {
-		return fmt.Errorf("policy: export %s: %w", path, err)
+		return nil, fmt.Errorf("policy: npz: %w", err)
 	}
 	for _, b := range l.Bias {
 		if b != 0 {
-			return fmt.Errorf("policy: export %s: ARS's layout has no bias, and this policy's bias is non-zero", path)
+			return nil, fmt.Errorf("policy: npz: ARS's layout has no bias, and this policy's bias is non-zero")
 		}
 	}
 	if len(norm.Mean) != l.Cols || len(norm.Std) != l.Cols {
-		return fmt.Errorf("policy: export %s: mean %d and std %d entries, want %d", path, len(norm.Mean), len(norm.Std), l.Cols)
+		return nil, fmt.Errorf("policy: npz: mean %d and std %d entries, want %d", len(norm.Mean), len(norm.Std), l.Cols)
 	}
 	var p pickler
 	p.begin()
@@ -48,18 +48,15 @@ func ExportARS(path string, l *Linear, norm Frozen) error {
 	zw := zip.NewWriter(&zbuf)
 	w, err := zw.CreateHeader(&zip.FileHeader{Name: "arr_0.npy", Method: zip.Store})
 	if err != nil {
-		return fmt.Errorf("policy: export %s: %w", path, err)
+		return nil, fmt.Errorf("policy: npz: %w", err)
 	}
 	if _, err := w.Write(npy.Bytes()); err != nil {
-		return fmt.Errorf("policy: export %s: %w", path, err)
+		return nil, fmt.Errorf("policy: npz: %w", err)
 	}
 	if err := zw.Close(); err != nil {
-		return fmt.Errorf("policy: export %s: %w", path, err)
+		return nil, fmt.Errorf("policy: npz: %w", err)
 	}
-	if err := WriteFileAtomic(path, zbuf.Bytes()); err != nil {
-		return fmt.Errorf("policy: export: %w", err)
-	}
-	return nil
+	return zbuf.Bytes(), nil
 }
 
 // npyHeader returns the NPY v1.0 magic and header, padded to 64 bytes.

@@ -123,7 +123,7 @@ func TestActFormula(t *testing.T) {
 	}
 }
 
-func TestSaveLoadRoundTrip(t *testing.T) {
+func TestMarshalLoadRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	l, _ := NewLinear(3, 11, false)
 	for i := range l.W {
@@ -137,7 +137,11 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 	}
 	_ = n.Merge(57, m, m2)
 	path := filepath.Join(t.TempDir(), "p.json")
-	if err := Save(path, File{EnvID: "Hopper-v5", Policy: l, Normalizer: n}); err != nil {
+	b, err := Marshal(File{EnvID: "Hopper-v5", Policy: l, Normalizer: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Load(path)
@@ -176,11 +180,15 @@ func bridgePython(t *testing.T) string {
 	return p
 }
 
-func TestExportARSReadBackByNumpy(t *testing.T) {
+func TestMarshalARSReadBackByNumpy(t *testing.T) {
 	l := &Linear{Rows: 3, Cols: 3, W: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9.5}}
 	norm := Frozen{Mean: []float64{0.1, -0.2, 0.3}, Std: []float64{1, 2, 1e-9}}
 	path := filepath.Join(t.TempDir(), "lin_policy_plus.npz")
-	if err := ExportARS(path, l, norm); err != nil {
+	b, err := MarshalARS(l, norm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// The read-back is ARS's own replay code (ars/code/run_policy.py).
@@ -204,7 +212,7 @@ print(repr(M.tolist()), repr(mean.tolist()), repr(std.tolist()))
 		t.Fatalf("numpy read\n%s\nwant\n%s", out, want)
 	}
 	l.Bias = []float64{0, 1, 0}
-	if err := ExportARS(path, l, norm); err == nil {
+	if _, err := MarshalARS(l, norm); err == nil {
 		t.Fatal("export with a non-zero bias: want error")
 	}
 }

@@ -130,7 +130,7 @@ func writeFixture(t *testing.T, root string, swimmer bool) {
 func TestLoad(t *testing.T) {
 	root := t.TempDir()
 	writeFixture(t, root, false)
-	runs, err := Load(root, filepath.Join(root, "hopper", "ars")) // overlapping paths: loaded once
+	runs, _, err := Load(root, filepath.Join(root, "hopper", "ars")) // overlapping paths: loaded once
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestLoad(t *testing.T) {
 	wantEp := []int{1000, 1400, 1300, 2000, 0, 3000}
 	wantReached := []bool{true, true, true, true, false, true}
 	for i, r := range runs {
-		if r.Meta.Label != wantLabels[i] || r.Meta.Seed != int64(i%3+1) {
+		if r.Meta.Label != wantLabels[i] || r.Meta.Seed != uint64(i%3+1) {
 			t.Errorf("run %d: label %q seed %d", i, r.Meta.Label, r.Meta.Seed)
 		}
 		if r.Reached != wantReached[i] || r.EpisodesToThreshold != wantEp[i] {
@@ -179,11 +179,18 @@ func TestLoadMalformedLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Load(root)
+	// A damaged run alone: an error naming the file and line.
+	_, _, err := Load(root)
 	if err == nil || !strings.Contains(err.Error(), "curve.jsonl:3:") || !strings.HasPrefix(err.Error(), "report: ") {
 		t.Fatalf("err = %v, want report: ...curve.jsonl:3: ...", err)
 	}
-	if _, err := Load(t.TempDir()); err == nil {
+	// Beside a good run it is skipped, with the reason.
+	writeRun(t, filepath.Join(root, "good"), seedSpec{method: "stp", step: "fixed", seed: 2, env: "Hopper-v1", threshold: 3120, iters: 4, epsPerIter: 8, evalEvery: 2})
+	runs, skipped, err := Load(root)
+	if err != nil || len(runs) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "curve.jsonl:3:") {
+		t.Fatalf("Load = %d runs, skipped %v, err %v; want the good run and the bad one skipped", len(runs), skipped, err)
+	}
+	if _, _, err := Load(t.TempDir()); err == nil {
 		t.Error("Load of an empty dir: no error")
 	}
 }
@@ -199,7 +206,7 @@ func TestDeriveLabel(t *testing.T) {
 func TestTable(t *testing.T) {
 	root := t.TempDir()
 	writeFixture(t, root, true)
-	runs, err := Load(root)
+	runs, _, err := Load(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,9 +274,6 @@ func TestPaperLookup(t *testing.T) {
 	}
 	if _, _, ok := PaperEpisodes("HumanoidStandup-v4", "STP fixed"); ok {
 		t.Error("HumanoidStandup is not a paper task")
-	}
-	if th, ok := PaperThreshold("Ant-v4"); !ok || th != 3580 {
-		t.Errorf("Ant threshold %v %v", th, ok)
 	}
 }
 
@@ -350,7 +354,7 @@ func checkPNG(t *testing.T, path string, w, h int) {
 func TestPlot(t *testing.T) {
 	root := t.TempDir()
 	writeFixture(t, root, false)
-	runs, err := Load(root)
+	runs, _, err := Load(root)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,7 +372,7 @@ func TestPlot(t *testing.T) {
 func TestPlotPerEnv(t *testing.T) {
 	root := t.TempDir()
 	writeFixture(t, root, true)
-	runs, err := Load(root)
+	runs, _, err := Load(root)
 	if err != nil {
 		t.Fatal(err)
 	}

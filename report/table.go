@@ -6,73 +6,27 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/stpis/stpis/tasks"
 )
 
-// taskOrder is the row order of the paper's Table 2, then Walker2d.
-var taskOrder = []string{"Swimmer", "Hopper", "HalfCheetah", "Ant", "Humanoid", "Walker2d"}
-
 // methodOrder is the column order of the paper's Table 2 for our methods.
-var methodOrder = []string{"STP fixed", "STP_IS fixed", "STP adaptive", "STP_IS adaptive", "ARS V2-t"}
-
-// paperMethods are the columns of the published Table 2 that we reproduce
-// figures for (NG-lin and TRPO-nn are left out).
-var paperMethods = []string{"STP fixed", "STP_IS fixed", "STP adaptive", "STP_IS adaptive", "ARS V1-t", "ARS V2-t"}
-
-type paperRow struct {
-	threshold float64
-	episodes  map[string]int // 0 means N/A in the paper
-}
-
-// paperTable2 is the paper's Table 2 (episodes to reach the threshold,
-// v1 tasks), for the methods in paperMethods.
-var paperTable2 = map[string]paperRow{
-	"Swimmer":     {325, pm(320, 110, 200, 90, 100, 427)},
-	"Hopper":      {3120, pm(3970, 2400, 3720, 1870, 51840, 1973)},
-	"HalfCheetah": {3430, pm(13760, 4420, 5040, 2710, 8106, 1707)},
-	"Ant":         {3580, pm(107220, 43860, 96980, 26480, 58133, 20800)},
-	"Humanoid":    {6000, pm(0, 530200, 0, 296800, 0, 142600)},
-}
-
-func pm(v ...int) map[string]int {
-	m := make(map[string]int, len(v))
-	for i, x := range v {
-		m[paperMethods[i]] = x
-	}
-	return m
-}
+var methodOrder = []string{"STP fixed", "STP_IS fixed", "STP adaptive", "STP_IS adaptive", "ARS V1-t", "ARS V2-t"}
 
 // PaperEpisodes returns the published episodes-to-threshold of the paper's
-// Table 2 for env (mapped to the paper's task by its name without version,
-// so Hopper-v1 and Hopper-v5 both give Hopper) and a method label as
+// Table 2 for env (any version of the task's id) and a method label as
 // DeriveLabel gives it ("STP_IS adaptive"). ok is false when the paper has
 // no such entry; na is true when the paper reports N/A (never reached).
 func PaperEpisodes(env, label string) (episodes int, na, ok bool) {
-	row, found := paperTable2[TaskName(env)]
+	t, found := tasks.Lookup(env)
 	if !found {
 		return 0, false, false
 	}
-	v, found := row.episodes[label]
+	v, found := t.Table2[label]
 	if !found {
 		return 0, false, false
 	}
 	return v, v == 0, true
-}
-
-// PaperThreshold returns the paper's reward threshold for env's task.
-func PaperThreshold(env string) (float64, bool) {
-	row, ok := paperTable2[TaskName(env)]
-	return row.threshold, ok
-}
-
-// TaskName strips the version suffix from a gym env id:
-// "Hopper-v5" -> "Hopper", "HalfCheetah-v1" -> "HalfCheetah".
-func TaskName(env string) string {
-	if i := strings.LastIndex(env, "-v"); i > 0 {
-		if _, err := strconv.Atoi(env[i+2:]); err == nil {
-			return env[:i]
-		}
-	}
-	return env
 }
 
 func rank(list []string, s string) int {
@@ -87,7 +41,7 @@ func rank(list []string, s string) int {
 // envLess orders envs as the paper's rows (Swimmer, Hopper, HalfCheetah, Ant,
 // Humanoid), then Walker2d, then the others by name.
 func envLess(a, b string) bool {
-	ra, rb := rank(taskOrder, TaskName(a)), rank(taskOrder, TaskName(b))
+	ra, rb := tasks.Rank(a), tasks.Rank(b)
 	if ra != rb {
 		return ra < rb
 	}
@@ -225,8 +179,8 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 		}
 		row := []string{name, thresholdCell(runs, env)}
 		if opts.Paper {
-			if t, ok := PaperThreshold(env); ok {
-				row = append(row, fmtNum(t))
+			if t, ok := tasks.Lookup(env); ok && t.HasThreshold {
+				row = append(row, fmtNum(t.Threshold))
 			} else {
 				row = append(row, "—")
 			}

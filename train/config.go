@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/stpis/stpis/ars"
 	"github.com/stpis/stpis/envclient"
+	"github.com/stpis/stpis/tasks"
 )
 
-// Method is the optimizer a run uses.
+// Method names the optimizer a run uses.
 type Method string
 
 // The methods.
@@ -41,25 +41,52 @@ const (
 	Local  Lipschitz = "local"
 )
 
-// Config is one run's configuration. Zero values mean the defaults filled
-// in by Defaults (per task, following the paper where it has one).
-type Config struct {
+// ObsNorm is how the policy's observations are normalized.
+type ObsNorm string
+
+// The observation normalizations.
+const (
+	// Running standardizes observations by the running mean and std of the
+	// training episodes' states (ARS V2).
+	Running ObsNorm = "running"
+	// None gives the policy raw observations (ARS V1).
+	None ObsNorm = "none"
+)
+
+// The presets: complete configurations for what the paper leaves open.
+const (
+	// PresetTuned is our measured choice (docs/design.md says why).
+	PresetTuned = "tuned"
+	// PresetPaper follows the paper literally where it speaks.
+	PresetPaper = "paper"
+)
+
+// Problem is what a run optimizes: the env, and how a point's value is
+// measured from its episodes.
+type Problem struct {
+	// Env is a paper name (Hopper-v1) or a gymnasium id; Kwargs go to
+	// gymnasium.make.
 	Env    string           `json:"env"`
 	Kwargs envclient.Kwargs `json:"kwargs,omitempty"`
-	Method Method           `json:"method"`
-	Step   Step             `json:"step"`
-	Seed   uint64           `json:"seed"`
-	// Preset is "tuned" (default) or "paper": the defaults of the fields
-	// the paper leaves open (see Defaults).
-	Preset string `json:"preset"`
-
+	// Seed seeds everything random in the run.
+	Seed uint64 `json:"seed"`
 	// K is the number of episodes averaged per evaluated point.
 	K int `json:"k"`
-	// KMax and KRamp grow K as the step shrinks (STP methods): K rises by
-	// one every KRamp iterations, up to KMax. KMax 0 keeps K fixed.
-	KMax  int `json:"k_max,omitempty"`
-	KRamp int `json:"k_ramp,omitempty"`
-	// MaxEpisodes is the training-episode budget.
+	// Shift is the alive-bonus shift subtracted per step from training
+	// returns (never from evaluation returns).
+	Shift float64 `json:"shift"`
+	// Horizon caps episode length; 0 is the env's limit.
+	Horizon int     `json:"horizon"`
+	ObsNorm ObsNorm `json:"obs_norm"`
+	// CommonSeeds gives the points of an iteration the same K seeds, so
+	// that they are compared on the same start states.
+	CommonSeeds bool `json:"common_seeds"`
+}
+
+// Limits are a run's budget, threshold and evaluation cadence.
+type Limits struct {
+	// MaxEpisodes caps the training episodes: an iteration that would
+	// exceed it is not run.
 	MaxEpisodes int `json:"max_episodes"`
 	// Threshold is the reward threshold; HasThreshold says if there is one.
 	Threshold    float64 `json:"threshold"`
@@ -67,280 +94,107 @@ type Config struct {
 	// StopAtThreshold ends the run at the first evaluation ≥ Threshold.
 	StopAtThreshold bool `json:"stop_at_threshold"`
 	// EvalEvery is the evaluation period in iterations; EvalEpisodes the
-	// number of evaluation episodes.
+	// number of episodes of an evaluation.
 	EvalEvery    int `json:"eval_every"`
 	EvalEpisodes int `json:"eval_episodes"`
-	// Shift is the alive-bonus shift subtracted per step from training
-	// returns (never from evaluation returns).
-	Shift float64 `json:"shift"`
-	// Horizon caps episode length; 0 is the env's limit.
-	Horizon int `json:"horizon"`
-	// ObsNorm is "running" (ARS V2: observations are standardized by the
-	// running mean and std of the training episodes' states), "accepted"
-	// (STP methods: the same, from the episodes of each iteration's
-	// accepted point only) or "none" (ARS V1: the policy sees raw
-	// observations).
-	ObsNorm string `json:"obs_norm,omitempty"`
+}
 
+// STPSettings configure STP and STP_IS in the RL loop. Every field is set
+// by a preset; there are no implicit defaults.
+type STPSettings struct {
+	Step Step `json:"step"`
 	// Alpha0 is α0 of the adaptive rule; Epsilon is ε of the fixed rule
 	// α = ε/(n v_i), 0 meaning 0.05·n (a step of 0.05/v_i).
 	Alpha0  float64 `json:"alpha0"`
 	Epsilon float64 `json:"epsilon"`
-	// AlphaMin floors the adaptive step: max(α0/√(k+1), AlphaMin)/v_i.
-	// 0 (default) is Theorem 1's rule.
-	AlphaMin float64 `json:"alpha_min,omitempty"`
-	// Basis is "gaussian" (the paper's rotated basis) or "canonical".
-	Basis string `json:"basis"`
-	// NormalizeBasis scales B's columns to unit norm (the paper does not).
-	// nil means the preset's choice: true for tuned, false for paper.
-	NormalizeBasis *bool `json:"normalize_basis"`
-	// Remeasure re-measures f(x_k) every iteration (the paper takes K
-	// measurements of f(x_k), f(x+) and f(x−) each iteration). nil means
-	// true.
-	Remeasure *bool `json:"remeasure"`
-	// AverageCenter, with Remeasure, keeps f(x_k) as the mean of its
-	// re-measurements since x_k was accepted (stp.Settings.AverageCenter).
-	// nil means false.
-	AverageCenter *bool `json:"average_center,omitempty"`
-	// CommonSeeds gives the three points of an iteration the same K seeds,
-	// so that they are compared on the same start states (common random
-	// numbers). nil means the preset's choice (tunedTask).
-	CommonSeeds *bool `json:"common_seeds"`
-	// Confirm re-checks an apparent winner on K fresh episodes (with x_k)
-	// before moving (stp.Settings.Confirm). nil means false.
-	Confirm *bool `json:"confirm,omitempty"`
-
-	// Surrogate settings (STP_IS).
+	// NormalizeBasis scales the Gaussian basis columns to unit norm.
+	NormalizeBasis bool `json:"normalize_basis"`
+	// The surrogate of STP_IS: hidden width (0: by policy size, as the
+	// paper), Adam steps per iteration, how L is read off it, and γ in
+	// p ← (1−γ)p + γ/n.
 	Width          int       `json:"width"`
 	SurrogateSteps int       `json:"surrogate_steps"`
-	RefreshEvery   int       `json:"refresh_every"`
-	MinHistory     int       `json:"min_history"`
 	Lipschitz      Lipschitz `json:"lipschitz"`
-	// Mixing is γ in p ← (1−γ)p + γ/n.
-	Mixing float64 `json:"mixing"`
-	// SurrogateWindow, if > 0, trains the surrogate on its newest
-	// SurrogateWindow points only (surrogate.Config.Window). 0: all points,
-	// as in the paper.
-	SurrogateWindow int `json:"surrogate_window,omitempty"`
+	Mixing         float64   `json:"mixing"`
+}
 
-	// ARS V2-t settings.
+// Config is one run's complete configuration.
+type Config struct {
+	Preset  string      `json:"preset"`
+	Method  Method      `json:"method"`
+	Problem Problem     `json:"problem"`
+	Limits  Limits      `json:"limits"`
+	STP     STPSettings `json:"stp"` // stp and stp_is
+	// ARS holds ARS V2-t's settings (ars only).
 	ARS ars.Settings `json:"ars"`
 }
 
-// The presets: defaults for what the paper leaves open.
-const (
-	// PresetTuned is our measured choice: unit-norm basis columns (so α0
-	// means the same step length for every policy size), no alive-bonus
-	// shift for STP methods, 10 surrogate Adam steps per iteration.
-	PresetTuned = "tuned"
-	// PresetPaper follows the paper literally where it speaks: raw N(0,1)
-	// basis columns, one Adam step per iteration, and ARS's shift.
-	PresetPaper = "paper"
-)
+// Surrogate settings that no preset changes: the surrogate sets p and v
+// once it holds minHistory points, after each iteration.
+const minHistory = 32
 
-// maxSurrogateWindow bounds Config.SurrogateWindow: the history the
-// surrogate keeps grows to hold the window.
-const maxSurrogateWindow = 1 << 20
-
-// Task returns the paper's task name for an env id: Hopper-v1 and
-// Hopper-v5 are both "Hopper".
-func Task(env string) string {
-	if i := strings.LastIndex(env, "-v"); i > 0 {
-		return env[:i]
+// Preset returns the complete configuration of preset for a problem. k is
+// the K to average (0: the preset's). The threshold and budget are the
+// task's (tasks.Lookup), with none and 10000 episodes for an env the paper
+// does not run.
+func Preset(preset string, method Method, step Step, env string, k int) (Config, error) {
+	task, known := tasks.Lookup(env)
+	c := Config{Preset: preset, Method: method, Problem: Problem{Env: env, K: task.K, ObsNorm: Running},
+		Limits: Limits{MaxEpisodes: task.Budget, Threshold: task.Threshold, HasThreshold: task.HasThreshold, StopAtThreshold: true, EvalEvery: 5, EvalEpisodes: 10}}
+	if !known {
+		c.Problem.K, c.Limits.MaxEpisodes = 4, 10000
 	}
-	return env
+	switch preset {
+	case PresetTuned, PresetPaper:
+	default:
+		return c, bad("preset", "%q is not one of tuned, paper", preset)
+	}
+	if method == ARS {
+		c.Problem.K, c.Problem.Shift, c.Limits.EvalEvery = 1, task.ARSShift, 10
+		c.ARS = task.ARS
+		if !known {
+			c.ARS = ars.Settings{StepSize: 0.02, Directions: 8, Top: 8, Noise: 0.03}
+		}
+		if k != 0 {
+			c.Problem.K = k
+		}
+		return c, nil
+	}
+	if step == "" {
+		step = Adaptive
+	}
+	c.STP = STPSettings{Step: step, Alpha0: 0.3, NormalizeBasis: true, SurrogateSteps: 10, Lipschitz: Global}
+	if preset == PresetPaper {
+		// Raw N(0,1) basis columns, one Adam step per iteration, ARS's shift.
+		c.Problem.Shift, c.STP.NormalizeBasis, c.STP.SurrogateSteps = task.ARSShift, false, 1
+		if k != 0 {
+			c.Problem.K = k
+		}
+		return c, nil
+	}
+	// The tuned choices by task, each measured (docs/experiments.md).
+	switch task.Name {
+	case "Swimmer":
+		c.Problem.K, c.Problem.ObsNorm, c.Problem.CommonSeeds = 1, None, true
+		if k != 0 && k != 1 {
+			c.Problem.K = k
+		}
+		c.STP.Alpha0 = map[bool]float64{true: 2, false: 1}[c.Problem.K == 1]
+	case "HalfCheetah":
+		c.Problem.K, c.Problem.CommonSeeds, c.STP.Lipschitz = 1, true, Local
+		if k != 0 {
+			c.Problem.K = k
+		}
+		if c.Problem.K == 1 {
+			c.STP.Alpha0 = 1
+		}
+	default:
+		if k != 0 {
+			c.Problem.K = k
+		}
+	}
+	return c, nil
 }
-
-// The observation normalizations.
-const (
-	ObsNormRunning = "running"
-	ObsNormNone    = "none"
-	// ObsNormAccepted (STP methods) keeps the running statistics of the
-	// episodes of each iteration's accepted point only: the states x_k's
-	// policy visits, not those of rejected candidates that fell.
-	ObsNormAccepted = "accepted"
-)
-
-// Paper settings by task: K (section "Continuous control experiments"),
-// the ARS shift, and a training budget.
-var (
-	paperK      = map[string]int{"Swimmer": 2, "Hopper": 4, "HalfCheetah": 4, "Ant": 40, "Humanoid": 120, "Walker2d": 4}
-	arsShift    = map[string]float64{"Hopper": 1, "Walker2d": 1, "Ant": 1, "Humanoid": 5}
-	budget      = map[string]int{"Swimmer": 2000, "Hopper": 8000, "HalfCheetah": 10000, "Walker2d": 20000, "Ant": 100000, "Humanoid": 1000000}
-	defaultStep = map[Step]struct{ alpha0, eps float64 }{Adaptive: {alpha0: 0.3}, Fixed: {eps: 0.05}}
-	// With Epsilon 0 the fixed step is ε = 0.05·n, a step α = 0.05/v_i
-	// whatever the policy size n (the rule divides by n).
-
-	// tunedTask are the tuned preset's per-task choices for STP and
-	// STP_IS, each kept because it raised the measured result.
-	//
-	// Swimmer (STP_IS adaptive, seeds 1-3, 600 episodes, K = 2): running
-	// normalization with α0 0.3 reached no threshold in 1000 episodes (best
-	// evals 244 and 102); raw observations with α0 1 reached 325 at 300
-	// episodes on seed 1 and 285 on seed 2 (α0 2: 242, 279). K = 1 (seeds
-	// 1-5): the same two seeds reach 325, at 120 and 15 episodes instead
-	// of 300 and 30 (best evals 333 280 52 333 41 against 326 285 47 333 34).
-	//
-	// HalfCheetah (STP_IS adaptive, seeds 1-2, 1000 episodes, best eval):
-	// the paper's K = 4 with α0 0.3 gave 1124 and 628 (α0 1: 955, 878);
-	// K = 1 with α0 1 gave 2404 and 2068 (α0 0.3: 559, 1578; α0 2: 2341,
-	// 903; K = 2 with α0 1: 1190, 1282). One direction per three episodes
-	// instead of twelve: n = 102 directions, so the paper's K visits each
-	// about once in 1000 episodes. HalfCheetah's α0 was tuned with K = 1
-	// only, so alpha0 gives it at that K alone.
-	// Common seeds (x_k, x+ and x− start from the same states, so the
-	// comparison is paired), K = 1, seeds 1-5, 1000 episodes: best evals
-	// 2279 3166 2771 1873 2421 (median 2421) against 2404 2068 2137 2331
-	// 1129 (median 2137). On Swimmer (K = 1, seeds 1-5, 600 episodes) three
-	// seeds instead of two reach 325, at 15, 180 and 360 episodes (without:
-	// 15 and 120; best evals 326 326 111 333 49 against 333 280 52 333 41).
-	// On Hopper they did not help (≈ 50-1030, seed 1).
-	//
-	// Swimmer's α0 at K = 1 with common seeds (seeds 1-5, 600 episodes):
-	// α0 2 reaches 325 at 30, 135 and 255 episodes (median 135; best evals
-	// 337 327 196 331 48) against α0 1's 15, 180 and 360 (median 180). α0
-	// 3: 30 and 225 only (327 298 49 333 48).
-	//
-	// HalfCheetah's Lipschitz estimate (STP_IS adaptive, K = 1, common
-	// seeds, seeds 1-5, 1000 episodes): the local curvature at x_k gave
-	// best evals 2792 3459 3137 2289 2974 (median 2974; 3430 reached at 990
-	// episodes on seed 2) against the global bound's 2279 3166 2771 1873
-	// 2421 (median 2421). On Hopper (seed 1) it gave 357 against 1035.
-	//
-	// alpha0 maps K to the tuned α0, key 0 standing for any other K: each
-	// α0 was measured at its K only.
-	tunedTask = map[string]struct {
-		obsNorm     string
-		alpha0      map[int]float64
-		k           int
-		commonSeeds bool
-		lipschitz   Lipschitz
-	}{
-		"Swimmer":     {obsNorm: ObsNormNone, alpha0: map[int]float64{0: 1, 1: 2}, k: 1, commonSeeds: true},
-		"HalfCheetah": {alpha0: map[int]float64{1: 1}, k: 1, commonSeeds: true, lipschitz: Local},
-	}
-)
-
-// PaperK returns the paper's K for an env (section "Continuous control
-// experiments"), 4 for a task the paper does not run.
-func PaperK(env string) int {
-	if k := paperK[Task(env)]; k != 0 {
-		return k
-	}
-	return 4
-}
-
-// Defaults fills the zero fields of c for its env.
-func (c Config) Defaults() Config {
-	task := Task(c.Env)
-	if c.Preset == "" {
-		c.Preset = PresetTuned
-	}
-	if c.Method == "" {
-		c.Method = STPIS
-	}
-	if c.Step == "" && c.Method != ARS {
-		c.Step = Adaptive
-	}
-	if c.Method == ARS {
-		c.Step = ""
-	}
-	tuned, hasTuned := tunedTask[task]
-	hasTuned = hasTuned && c.Method != ARS && c.Preset == PresetTuned
-	if c.K == 0 {
-		switch {
-		case c.Method == ARS:
-			c.K = 1
-		case hasTuned && tuned.k != 0:
-			c.K = tuned.k
-		default:
-			c.K = PaperK(c.Env)
-		}
-	}
-	if c.MaxEpisodes == 0 {
-		c.MaxEpisodes = budget[task]
-		if c.MaxEpisodes == 0 {
-			c.MaxEpisodes = 10000
-		}
-	}
-	if c.EvalEvery == 0 {
-		c.EvalEvery = 5
-		if c.Method == ARS {
-			c.EvalEvery = 10
-		}
-	}
-	if c.EvalEpisodes == 0 {
-		c.EvalEpisodes = 10
-	}
-	if math.IsNaN(c.Shift) {
-		// ARS's shift for ARS and the paper preset. For STP and STP_IS it
-		// hurt on Hopper-v5 (eval ~70 after 1800 episodes with shift 1
-		// against ~500-1000 with 0): the greedy three-point rule then
-		// learns to fall forward fast, so the tuned preset does not shift.
-		c.Shift = arsShift[task]
-		if c.Method != ARS && c.Preset == PresetTuned {
-			c.Shift = 0
-		}
-	}
-	if c.ObsNorm == "" {
-		c.ObsNorm = ObsNormRunning
-		if hasTuned && tuned.obsNorm != "" {
-			c.ObsNorm = tuned.obsNorm
-		}
-	}
-	if c.Alpha0 == 0 {
-		c.Alpha0 = defaultStep[Adaptive].alpha0
-		if a, ok := tuned.alpha0[c.K]; hasTuned && ok {
-			c.Alpha0 = a
-		} else if a, ok := tuned.alpha0[0]; hasTuned && ok {
-			c.Alpha0 = a
-		}
-	}
-	if c.Basis == "" {
-		c.Basis = "gaussian"
-	}
-	if c.NormalizeBasis == nil {
-		c.NormalizeBasis = Bool(c.Preset != PresetPaper)
-	}
-	if c.Remeasure == nil {
-		c.Remeasure = Bool(true)
-	}
-	if c.AverageCenter == nil {
-		c.AverageCenter = Bool(false)
-	}
-	if c.CommonSeeds == nil {
-		c.CommonSeeds = Bool(hasTuned && tuned.commonSeeds)
-	}
-	if c.Confirm == nil {
-		c.Confirm = Bool(false)
-	}
-	if c.SurrogateSteps == 0 {
-		// The paper takes one Adam step on a batch of 32 per iteration.
-		c.SurrogateSteps = 10
-		if c.Preset == PresetPaper {
-			c.SurrogateSteps = 1
-		}
-	}
-	if c.RefreshEvery == 0 {
-		c.RefreshEvery = 1
-	}
-	if c.MinHistory == 0 {
-		c.MinHistory = 32
-	}
-	if c.Lipschitz == "" {
-		c.Lipschitz = Global
-		if hasTuned && tuned.lipschitz != "" {
-			c.Lipschitz = tuned.lipschitz
-		}
-	}
-	if c.Method == ARS && c.ARS == (ars.Settings{}) {
-		c.ARS = ars.Published[task]
-	}
-	return c
-}
-
-// Bool returns a pointer to b, for the optional fields of Config.
-func Bool(b bool) *bool { return &b }
 
 // ErrConfig wraps every configuration error.
 var ErrConfig = errors.New("invalid config")
@@ -349,79 +203,55 @@ func bad(field, format string, a ...any) error {
 	return fmt.Errorf("%w: %s: %s", ErrConfig, field, fmt.Sprintf(format, a...))
 }
 
-// Validate checks a defaulted config; errors name the field and the limit.
+// finite reports whether v is a finite number.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// maxShift bounds |Shift|: a larger shift per step over an episode's
+// length could overflow the shifted return.
+const maxShift = 1e6
+
+// Validate checks c; errors name the field (as its flag) and the limit.
 func (c Config) Validate() error {
+	p, l, s := c.Problem, c.Limits, c.STP
 	switch {
-	case c.Env == "":
+	case p.Env == "":
 		return bad("env", "is required")
 	case c.Preset != PresetTuned && c.Preset != PresetPaper:
 		return bad("preset", "%q is not one of tuned, paper", c.Preset)
 	case c.Method != STP && c.Method != STPIS && c.Method != ARS:
 		return bad("method", "%q is not one of stp, stp_is, ars", c.Method)
-	case c.Method != ARS && c.Step != Adaptive && c.Step != Fixed:
-		return bad("step", "%q is not one of adaptive, fixed", c.Step)
-	case c.K < 1 || c.K > 10000:
-		return bad("k", "%d is outside [1, 10000]", c.K)
-	case c.KMax != 0 && (c.KMax < c.K || c.KMax > 10000):
-		return bad("k-max", "%d is outside [k = %d, 10000] (0: K fixed)", c.KMax, c.K)
-	case c.KMax != 0 && c.Method == ARS:
-		return bad("k-max", "grows the K of stp and stp_is only")
-	case c.KMax != 0 && c.KRamp < 1:
-		return bad("k-ramp", "%d must be ≥ 1 iterations with k-max", c.KRamp)
-	case c.KMax == 0 && c.KRamp != 0:
-		return bad("k-ramp", "needs k-max")
-	case c.MaxEpisodes < 1:
-		return bad("max-episodes", "%d must be ≥ 1", c.MaxEpisodes)
-	case c.EvalEvery < 1:
-		return bad("eval-every", "%d must be ≥ 1", c.EvalEvery)
-	case c.EvalEpisodes < 1 || c.EvalEpisodes > 100000:
-		return bad("eval-episodes", "%d is outside [1, 100000]", c.EvalEpisodes)
-	case math.IsNaN(c.Shift) || math.IsInf(c.Shift, 0):
-		return bad("shift", "%v must be finite", c.Shift)
-	case c.Horizon < 0:
-		return bad("horizon", "%d must be ≥ 0", c.Horizon)
-	case c.ObsNorm != ObsNormRunning && c.ObsNorm != ObsNormNone && c.ObsNorm != ObsNormAccepted:
-		return bad("obs-norm", "%q is not one of running, accepted, none", c.ObsNorm)
-	case c.ObsNorm == ObsNormAccepted && c.Method == ARS:
-		return bad("obs-norm", "accepted is for STP methods (ARS accepts no point)")
-	case !(c.Alpha0 > 0) || math.IsInf(c.Alpha0, 0):
-		return bad("alpha0", "%v must be positive and finite", c.Alpha0)
-	case !(c.AlphaMin >= 0) || math.IsInf(c.AlphaMin, 0):
-		return bad("alpha-min", "%v must be ≥ 0 and finite", c.AlphaMin)
-	case c.AlphaMin > 0 && (c.Method == ARS || c.Step != Adaptive):
-		return bad("alpha-min", "floors the adaptive step of stp and stp_is only")
-	case !(c.Epsilon >= 0) || math.IsInf(c.Epsilon, 0):
-		return bad("eps", "%v must be positive and finite (0: 0.05·n)", c.Epsilon)
-	case c.NormalizeBasis == nil:
-		return bad("normalize-basis", "is unset (call Defaults)")
-	case c.Remeasure == nil:
-		return bad("remeasure", "is unset (call Defaults)")
-	case c.AverageCenter == nil:
-		return bad("average-center", "is unset (call Defaults)")
-	case c.CommonSeeds == nil:
-		return bad("common-seeds", "is unset (call Defaults)")
-	case c.Confirm == nil:
-		return bad("confirm", "is unset (call Defaults)")
-	case *c.Confirm && c.Method == ARS:
-		return bad("confirm", "re-checks the three-point comparison of stp and stp_is only")
-	case *c.AverageCenter && !*c.Remeasure:
-		return bad("average-center", "needs remeasure (there is nothing to average)")
-	case c.Basis != "gaussian" && c.Basis != "canonical":
-		return bad("basis", "%q is not one of gaussian, canonical", c.Basis)
-	case c.Width < 0 || c.Width > 4096:
-		return bad("width", "%d is outside [0 (auto), 4096]", c.Width)
-	case c.SurrogateSteps < 0 || c.SurrogateSteps > 100000:
-		return bad("surrogate-steps", "%d is outside [0, 100000]", c.SurrogateSteps)
-	case c.SurrogateWindow < 0 || c.SurrogateWindow > maxSurrogateWindow:
-		return bad("surrogate-window", "%d is outside [0 (all points), %d]", c.SurrogateWindow, maxSurrogateWindow)
-	case c.RefreshEvery < 1:
-		return bad("refresh-every", "%d must be ≥ 1", c.RefreshEvery)
-	case c.Lipschitz != Global && c.Lipschitz != Local:
-		return bad("lipschitz", "%q is not one of global, local", c.Lipschitz)
-	case !(c.Mixing >= 0 && c.Mixing <= 1):
-		return bad("mix", "%v is outside [0, 1]", c.Mixing)
-	case c.HasThreshold && (math.IsNaN(c.Threshold) || math.IsInf(c.Threshold, 0)):
-		return bad("threshold", "%v must be finite", c.Threshold)
+	case p.K < 1 || p.K > 10000:
+		return bad("k", "%d is outside [1, 10000]", p.K)
+	case !finite(p.Shift) || math.Abs(p.Shift) > maxShift:
+		return bad("shift", "%v is outside [-%g, %g]", p.Shift, maxShift, maxShift)
+	case p.Horizon < 0:
+		return bad("horizon", "%d must be ≥ 0", p.Horizon)
+	case p.ObsNorm != Running && p.ObsNorm != None:
+		return bad("obs-norm", "%q is not one of running, none", p.ObsNorm)
+	case l.MaxEpisodes < 1:
+		return bad("max-episodes", "%d must be ≥ 1", l.MaxEpisodes)
+	case l.EvalEvery < 1:
+		return bad("eval-every", "%d must be ≥ 1", l.EvalEvery)
+	case l.EvalEpisodes < 1 || l.EvalEpisodes > 100000:
+		return bad("eval-episodes", "%d is outside [1, 100000]", l.EvalEpisodes)
+	case l.HasThreshold && !finite(l.Threshold):
+		return bad("threshold", "%v must be finite", l.Threshold)
+	case c.Method == ARS:
+		return nil
+	case s.Step != Adaptive && s.Step != Fixed:
+		return bad("step", "%q is not one of adaptive, fixed", s.Step)
+	case !(s.Alpha0 > 0) || math.IsInf(s.Alpha0, 0):
+		return bad("alpha0", "%v must be positive and finite", s.Alpha0)
+	case !(s.Epsilon >= 0) || math.IsInf(s.Epsilon, 0):
+		return bad("eps", "%v must be ≥ 0 and finite (0: 0.05·n)", s.Epsilon)
+	case s.Width < 0 || s.Width > 4096:
+		return bad("width", "%d is outside [0 (by policy size), 4096]", s.Width)
+	case s.SurrogateSteps < 0 || s.SurrogateSteps > 100000:
+		return bad("surrogate-steps", "%d is outside [0, 100000]", s.SurrogateSteps)
+	case s.Lipschitz != Global && s.Lipschitz != Local:
+		return bad("lipschitz", "%q is not one of global, local", s.Lipschitz)
+	case !(s.Mixing >= 0 && s.Mixing <= 1):
+		return bad("mix", "%v is outside [0, 1]", s.Mixing)
 	}
 	return nil
 }
@@ -429,7 +259,11 @@ func (c Config) Validate() error {
 // OffPaperK reports whether an STP method averages a K other than the
 // paper's for its task (ARS has no K of the paper's).
 func (c Config) OffPaperK() bool {
-	return c.Method != ARS && c.K != PaperK(c.Env)
+	task, ok := tasks.Lookup(c.Problem.Env)
+	if !ok {
+		task.K = 4
+	}
+	return c.Method != ARS && c.Problem.K != task.K
 }
 
 // Label is the method's display name, as in the paper's Table 2, with
@@ -437,15 +271,32 @@ func (c Config) OffPaperK() bool {
 func (c Config) Label() string {
 	var k string
 	if c.OffPaperK() {
-		k = fmt.Sprintf(", K=%d", c.K)
+		k = fmt.Sprintf(", K=%d", c.Problem.K)
 	}
 	switch c.Method {
 	case STP:
-		return "STP " + string(c.Step) + k
+		return "STP " + string(c.STP.Step) + k
 	case STPIS:
-		return "STP_IS " + string(c.Step) + k
+		return "STP_IS " + string(c.STP.Step) + k
 	case ARS:
+		if c.Problem.ObsNorm == None {
+			return "ARS V1-t"
+		}
 		return "ARS V2-t"
 	}
 	return string(c.Method)
+}
+
+// Variant names the method and its step rule for a run directory:
+// "stp_is-adaptive", "ars", with "-k<K>" when an STP method averages a K
+// other than the paper's (so such runs sit beside the paper's).
+func (c Config) Variant() string {
+	m := string(c.Method)
+	if c.Method != ARS {
+		m += "-" + string(c.STP.Step)
+	}
+	if c.OffPaperK() {
+		m += fmt.Sprintf("-k%d", c.Problem.K)
+	}
+	return m
 }

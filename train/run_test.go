@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stpis/stpis/envclient"
+	"github.com/stpis/stpis/policy"
+	"github.com/stpis/stpis/rundir"
 )
 
 // quadRoller is a stand-in for the bridge in these unit tests (the real
@@ -43,9 +45,17 @@ func (q *quadRoller) Rollout(_ context.Context, specs []envclient.EpisodeSpec) (
 
 var testInfo = envclient.EnvInfo{RequestedID: "Quad-v0", ResolvedID: "Quad-v0", ObsDim: 3, ActDim: 2, MaxEpisodeSteps: 10}
 
+var testTarget = []float64{0.5, -0.5, 1, 0, -1, 0.25}
+
 func testConfig(m Method) Config {
-	return Config{Env: "Quad-v0", Method: m, Seed: 3, K: 2, MaxEpisodes: 600, EvalEvery: 4, EvalEpisodes: 3,
-		MinHistory: 6, Remeasure: Bool(true), Alpha0: 1, NormalizeBasis: Bool(true), Shift: 0.5}.Defaults()
+	c, err := Preset(PresetTuned, m, Adaptive, "Quad-v0", 2)
+	if err != nil {
+		panic(err)
+	}
+	c.Problem.Seed, c.Problem.Shift = 3, 0.5
+	c.Limits = Limits{MaxEpisodes: 600, EvalEvery: 4, EvalEpisodes: 3}
+	c.STP.Alpha0 = 1
+	return c
 }
 
 // roundTrip returns r checkpointed and restored.
@@ -70,7 +80,7 @@ func iterated(t *testing.T, cfg Config, n int) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
+	q := &quadRoller{target: testTarget}
 	for range n {
 		if _, err := r.Iterate(context.Background(), q); err != nil {
 			t.Fatal(err)
@@ -82,7 +92,7 @@ func iterated(t *testing.T, cfg Config, n int) *Run {
 func TestIterateCountsAndImproves(t *testing.T) {
 	for _, m := range []Method{STP, STPIS, ARS} {
 		t.Run(string(m), func(t *testing.T) {
-			q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
+			q := &quadRoller{target: testTarget}
 			r, err := New(testConfig(m), testInfo)
 			if err != nil {
 				t.Fatal(err)
@@ -91,7 +101,7 @@ func TestIterateCountsAndImproves(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var last Record
+			var last rundir.Point
 			accepted := map[string]int{}
 			for !r.Done() {
 				if last, err = r.Iterate(context.Background(), q); err != nil {
@@ -110,6 +120,11 @@ func TestIterateCountsAndImproves(t *testing.T) {
 			if c.Episodes+c.EvalEpisodes != q.episodes {
 				t.Fatalf("training %d + evaluation %d episodes, but the roller ran %d", c.Episodes, c.EvalEpisodes, q.episodes)
 			}
+			// The budget is a cap: the last iteration that fits is run.
+			per := r.opt.Size() * r.cfg.Problem.K
+			if c.Episodes > r.cfg.Limits.MaxEpisodes || c.Episodes+per <= r.cfg.Limits.MaxEpisodes {
+				t.Fatalf("%d episodes used of a budget of %d, %d per iteration", c.Episodes, r.cfg.Limits.MaxEpisodes, per)
+			}
 			if c.EvalEpisodes != c.Evals*3 {
 				t.Fatalf("eval episodes %d for %d evaluations of 3", c.EvalEpisodes, c.Evals)
 			}
@@ -121,22 +136,64 @@ func TestIterateCountsAndImproves(t *testing.T) {
 				t.Fatalf("normalizer saw %d observations, want %d (training only)", got, 10*c.Episodes)
 			}
 			// The optimum is 0, so −eval is the gap to it.
-			if !last.Evaluated || -last.EvalMean > -first.EvalMean/3 {
+			if !last.HasEval || -last.EvalMean > -first.EvalMean/3 {
 				t.Fatalf("eval went from %.3f to %.3f: want the gap to the optimum 3x smaller", first.EvalMean, last.EvalMean)
 			}
 		})
 	}
 }
 
+func TestBudgetBelowOneIteration(t *testing.T) {
+	cfg := testConfig(STP)
+	cfg.Limits.MaxEpisodes = 5
+	if _, err := New(cfg, testInfo); err == nil || !strings.Contains(err.Error(), "max-episodes: 5 is below one iteration's 6 episodes") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// The best policy carries the normalizer it was evaluated with, so that it
+// replays its evaluation.
+func TestBestPolicyReplaysItsEvaluation(t *testing.T) {
+	cfg := testConfig(STPIS)
+	q := &quadRoller{target: testTarget}
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bestNorm policy.Frozen
+	for !r.Done() {
+		pt, err := r.Iterate(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pt.HasEval && pt.EvalMean == r.Counters().BestEval {
+			bestNorm = r.norm.Snapshot()
+		}
+	}
+	best, ok := r.BestPolicy()
+	if !ok {
+		t.Fatal("no best policy")
+	}
+	got, final := best.Normalizer.Snapshot(), r.norm.Snapshot()
+	if !slices.Equal(got.Mean, bestNorm.Mean) || !slices.Equal(got.Std, bestNorm.Std) {
+		t.Fatalf("best policy's normalizer %v, want the one it was evaluated with %v", got, bestNorm)
+	}
+	if slices.Equal(got.Mean, final.Mean) {
+		t.Fatal("the test needs the normalizer to move after the best evaluation")
+	}
+	if b := roundTrip(t, r); !slices.Equal(b.bestNorm.Mean, r.bestNorm.Mean) {
+		t.Fatal("the best normalizer is not checkpointed")
+	}
+}
+
 func TestCheckpointContinuesBitExactly(t *testing.T) {
 	for _, m := range []Method{STPIS, ARS} {
 		t.Run(string(m), func(t *testing.T) {
-			target := []float64{0.5, -0.5, 1, 0, -1, 0.25}
 			cfg := testConfig(m)
-			cfg.MaxEpisodes = 5000
+			cfg.Limits.MaxEpisodes = 5000
 			a, _ := New(cfg, testInfo)
 			b, _ := New(cfg, testInfo)
-			qa, qb := &quadRoller{target: target}, &quadRoller{target: target}
+			qa, qb := &quadRoller{target: testTarget}, &quadRoller{target: testTarget}
 			for i := 0; i < 10; i++ {
 				if _, err := b.Iterate(context.Background(), qb); err != nil {
 					t.Fatal(err)
@@ -169,25 +226,24 @@ func TestCheckpointContinuesBitExactly(t *testing.T) {
 	}
 }
 
-func TestSurrogateWindow(t *testing.T) {
-	cfg := testConfig(STPIS)
-	all := iterated(t, cfg, 15)
-	cfg.SurrogateWindow = 9
-	r := iterated(t, cfg, 15)
-	if w := r.sur.Config().Window; w != 9 {
-		t.Fatalf("surrogate window %d, want 9", w)
+func TestRestoreValidates(t *testing.T) {
+	r := iterated(t, testConfig(STPIS), 8)
+	blob, err := r.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
-	// 15 iterations measure 45 points: the windowed surrogate saw the same
-	// history but fits its newest 9, so its p differs.
-	if r.sur.Len() != all.sur.Len() || r.sur.Len() <= 9 {
-		t.Fatalf("histories of %d and %d points, want equal and > 9", r.sur.Len(), all.sur.Len())
-	}
-	if pa, pw := all.stepper.Probabilities(), r.stepper.Probabilities(); slices.Equal(pa, pw) {
-		t.Errorf("p with a window of 9 equals p without: %v", pw)
-	}
-	c := roundTrip(t, r)
-	if w := c.sur.Config().Window; w != 9 || c.Config().SurrogateWindow != 9 {
-		t.Errorf("restored window %d (config %d), want 9", w, c.Config().SurrogateWindow)
+	for _, tc := range []struct{ old, new, field string }{
+		{`"episodes":48`, `"episodes":-12`, "counters"},
+		{`"episodes":48`, `"episodes":100000`, "counters.episodes"},
+		{`"m2":[`, `"m2":[-1,`, "normalizer"},
+	} {
+		b := strings.Replace(string(blob), tc.old, tc.new, 1)
+		if b == string(blob) {
+			t.Fatalf("the state has no %s", tc.old)
+		}
+		if _, err := Restore([]byte(b)); err == nil || !strings.Contains(err.Error(), tc.field) {
+			t.Errorf("%s → %s: err = %v, want one naming %s", tc.old, tc.new, err, tc.field)
+		}
 	}
 }
 
@@ -197,21 +253,14 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		field string
 	}{
 		{func(c *Config) { c.Method = "sgd" }, "method"},
-		{func(c *Config) { c.K = 0 }, "k"},
-		{func(c *Config) { c.Mixing = 2 }, "mix"},
-		{func(c *Config) { c.Alpha0 = -1 }, "alpha0"},
-		{func(c *Config) { c.AlphaMin = math.NaN() }, "alpha-min"},
-		{func(c *Config) { c.Step, c.AlphaMin = Fixed, 0.1 }, "alpha-min"},
-		{func(c *Config) { c.Lipschitz = "x" }, "lipschitz"},
-		{func(c *Config) { c.ObsNorm = "ars" }, "obs-norm"},
-		{func(c *Config) { c.Method, c.Confirm = ARS, Bool(true) }, "confirm"},
-		{func(c *Config) { c.Confirm = nil }, "confirm"},
-		{func(c *Config) { c.KMax = 1 }, "k-max"},
-		{func(c *Config) { c.KMax = 4 }, "k-ramp"},
-		{func(c *Config) { c.KRamp = 4 }, "k-ramp"},
-		{func(c *Config) { c.Method, c.KMax, c.KRamp = ARS, 4, 1 }, "k-max"},
-		{func(c *Config) { c.SurrogateWindow = -1 }, "surrogate-window"},
-		{func(c *Config) { c.SurrogateWindow = maxSurrogateWindow + 1 }, "surrogate-window"},
+		{func(c *Config) { c.Problem.K = 0 }, "k"},
+		{func(c *Config) { c.STP.Mixing = 2 }, "mix"},
+		{func(c *Config) { c.STP.Alpha0 = -1 }, "alpha0"},
+		{func(c *Config) { c.STP.Lipschitz = "x" }, "lipschitz"},
+		{func(c *Config) { c.Problem.ObsNorm = "ars" }, "obs-norm"},
+		{func(c *Config) { c.Problem.Shift = 1e308 }, "shift"},
+		{func(c *Config) { c.Preset = "fast" }, "preset"},
+		{func(c *Config) { c.Limits.EvalEvery = 0 }, "eval-every"},
 	} {
 		c := testConfig(STPIS)
 		tc.mut(&c)
@@ -224,7 +273,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 
 func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 	cfg := testConfig(STPIS)
-	cfg.ObsNorm = ObsNormNone
+	cfg.Problem.ObsNorm = None
 	r := iterated(t, cfg, 5)
 	if r.Counters().Episodes == 0 || r.norm.Count != 0 {
 		t.Fatalf("after %d episodes the normalizer saw %d observations, want 0", r.Counters().Episodes, r.norm.Count)
@@ -237,235 +286,47 @@ func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 	}
 }
 
-func TestRestoreCheckpointFromBeforeNewFields(t *testing.T) {
-	r, err := New(testConfig(STPIS), testInfo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := r.Iterate(context.Background(), &quadRoller{target: make([]float64, 6)}); err != nil {
-		t.Fatal(err)
-	}
-	blob, err := r.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := string(blob)
-	for _, field := range []string{`"obs_norm":"running",`, `"preset":"tuned",`} {
-		stripped := strings.Replace(old, field, "", 1)
-		if stripped == old {
-			t.Fatalf("the checkpoint has no %s to remove", field)
-		}
-		old = stripped
-	}
-	c, err := Restore([]byte(old))
-	if err != nil {
-		t.Fatalf("restoring a checkpoint from before obs_norm and preset: %v", err)
-	}
-	if c.Config().ObsNorm != ObsNormRunning || c.Config().Preset != PresetTuned {
-		t.Fatalf("obs norm %q, preset %q; want %q, %q", c.Config().ObsNorm, c.Config().Preset, ObsNormRunning, PresetTuned)
-	}
-}
-
-func TestTunedDefaultsPerTask(t *testing.T) {
+func TestPresets(t *testing.T) {
 	for _, tc := range []struct {
-		cfg     Config
-		obsNorm string
-		alpha0  float64
+		preset  string
+		method  Method
+		step    Step
+		env     string
 		k       int
+		obsNorm ObsNorm
+		alpha0  float64
+		wantK   int
 		label   string
+		lip     Lipschitz
 	}{
 		// Swimmer's α0 is 2 at K = 1 and 1 at any other K.
-		{Config{Env: "Swimmer-v1"}, ObsNormNone, 2, 1, "STP_IS adaptive, K=1"},
-		{Config{Env: "Swimmer-v5", Method: STP}, ObsNormNone, 2, 1, "STP adaptive, K=1"},
-		{Config{Env: "Swimmer-v1", K: 2}, ObsNormNone, 1, 2, "STP_IS adaptive"},
-		{Config{Env: "Swimmer-v1", Preset: PresetPaper}, ObsNormRunning, 0.3, 2, "STP_IS adaptive"},
-		{Config{Env: "Swimmer-v1", Method: ARS}, ObsNormRunning, 0.3, 1, "ARS V2-t"},
-		{Config{Env: "Swimmer-v1", ObsNorm: ObsNormRunning, Alpha0: 0.5, K: 2}, ObsNormRunning, 0.5, 2, "STP_IS adaptive"},
-		{Config{Env: "Hopper-v1"}, ObsNormRunning, 0.3, 4, "STP_IS adaptive"},
+		{PresetTuned, STPIS, "", "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1", Global},
+		{PresetTuned, STP, "", "Swimmer-v5", 0, None, 2, 1, "STP adaptive, K=1", Global},
+		{PresetTuned, STPIS, "", "Swimmer-v1", 2, None, 1, 2, "STP_IS adaptive", Global},
+		{PresetPaper, STPIS, "", "Swimmer-v1", 0, Running, 0.3, 2, "STP_IS adaptive", Global},
+		{PresetTuned, ARS, "", "Swimmer-v1", 0, Running, 0, 1, "ARS V2-t", ""},
+		{PresetTuned, STPIS, "", "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
 		// HalfCheetah's α0 was tuned with K = 1: it goes with that K only.
-		{Config{Env: "HalfCheetah-v1"}, ObsNormRunning, 1, 1, "STP_IS adaptive, K=1"},
-		{Config{Env: "HalfCheetah-v1", K: 4}, ObsNormRunning, 0.3, 4, "STP_IS adaptive"},
-		{Config{Env: "HalfCheetah-v1", K: 2, Step: Fixed}, ObsNormRunning, 0.3, 2, "STP_IS fixed, K=2"},
-		{Config{Env: "HalfCheetah-v1", Preset: PresetPaper}, ObsNormRunning, 0.3, 4, "STP_IS adaptive"},
-		{Config{Env: "HalfCheetah-v1", Method: ARS}, ObsNormRunning, 0.3, 1, "ARS V2-t"},
+		{PresetTuned, STPIS, "", "HalfCheetah-v1", 0, Running, 1, 1, "STP_IS adaptive, K=1", Local},
+		{PresetTuned, STPIS, "", "HalfCheetah-v1", 4, Running, 0.3, 4, "STP_IS adaptive", Local},
+		{PresetTuned, STPIS, Fixed, "HalfCheetah-v1", 2, Running, 0.3, 2, "STP_IS fixed, K=2", Local},
+		{PresetPaper, STPIS, "", "HalfCheetah-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
 	} {
-		c := tc.cfg.Defaults()
-		if c.ObsNorm != tc.obsNorm || c.Alpha0 != tc.alpha0 || c.K != tc.k || c.Label() != tc.label {
-			t.Errorf("%+v: obs norm %q, α0 %v, K %d, label %q; want %q, %v, %d, %q",
-				tc.cfg, c.ObsNorm, c.Alpha0, c.K, c.Label(), tc.obsNorm, tc.alpha0, tc.k, tc.label)
+		c, err := Preset(tc.preset, tc.method, tc.step, tc.env, tc.k)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// The local Lipschitz estimate is HalfCheetah's tuned choice only; an
-	// explicit choice is kept.
-	for _, tc := range []struct {
-		cfg  Config
-		want Lipschitz
-	}{
-		{Config{Env: "HalfCheetah-v1"}, Local},
-		{Config{Env: "HalfCheetah-v1", Lipschitz: Global}, Global},
-		{Config{Env: "HalfCheetah-v1", Preset: PresetPaper}, Global},
-		{Config{Env: "Hopper-v1"}, Global},
-		{Config{Env: "Hopper-v1", Lipschitz: Local}, Local},
-	} {
-		if got := tc.cfg.Defaults().Lipschitz; got != tc.want {
-			t.Errorf("%+v: Lipschitz %q, want %q", tc.cfg, got, tc.want)
-		}
-	}
-}
-
-// The preset's boolean defaults live in Defaults, so a library caller gets
-// the same run as the CLI; an explicit choice is never overridden.
-func TestPresetBooleanDefaults(t *testing.T) {
-	for _, tc := range []struct {
-		cfg                  Config
-		normalize, remeasure bool
-	}{
-		{Config{Env: "Hopper-v1"}, true, true},
-		{Config{Env: "Hopper-v1", Preset: PresetPaper}, false, true},
-		{Config{Env: "Hopper-v1", NormalizeBasis: Bool(false), Remeasure: Bool(false)}, false, false},
-		{Config{Env: "Hopper-v1", Preset: PresetPaper, NormalizeBasis: Bool(true)}, true, true},
-	} {
-		c := tc.cfg.Defaults()
 		if err := c.Validate(); err != nil {
-			t.Fatalf("%+v: %v", tc.cfg, err)
+			t.Errorf("%+v: %v", tc, err)
 		}
-		if *c.NormalizeBasis != tc.normalize || *c.Remeasure != tc.remeasure {
-			t.Errorf("%+v: normalize %v, remeasure %v; want %v, %v", tc.cfg, *c.NormalizeBasis, *c.Remeasure, tc.normalize, tc.remeasure)
-		}
-	}
-	for _, tc := range []struct {
-		cfg  Config
-		want bool
-	}{
-		{Config{Env: "HalfCheetah-v1"}, true},
-		{Config{Env: "HalfCheetah-v1", CommonSeeds: Bool(false)}, false},
-		{Config{Env: "HalfCheetah-v1", Preset: PresetPaper}, false},
-		{Config{Env: "HalfCheetah-v1", Method: ARS}, false},
-		{Config{Env: "Swimmer-v1"}, true},
-		{Config{Env: "Hopper-v1"}, false},
-	} {
-		if got := *tc.cfg.Defaults().CommonSeeds; got != tc.want {
-			t.Errorf("%+v: common seeds %v, want %v", tc.cfg, got, tc.want)
+		if c.Problem.ObsNorm != tc.obsNorm || c.STP.Alpha0 != tc.alpha0 || c.Problem.K != tc.wantK || c.Label() != tc.label || c.STP.Lipschitz != tc.lip {
+			t.Errorf("%+v: obs norm %q, α0 %v, K %d, label %q, lipschitz %q", tc, c.Problem.ObsNorm, c.STP.Alpha0, c.Problem.K, c.Label(), c.STP.Lipschitz)
 		}
 	}
-	c := Config{Env: "Hopper-v1"}.Defaults()
-	c.NormalizeBasis = nil
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "normalize-basis") {
-		t.Fatalf("Validate with NormalizeBasis unset: %v, want an error naming normalize-basis", err)
-	}
-}
-
-// TestObsNormModes checks what feeds the normalizer: every training episode
-// (running), only the accepted point's K episodes per iteration (accepted:
-// x_k is re-measured, so every iteration has one), or nothing (none).
-func TestObsNormModes(t *testing.T) {
-	for _, c := range []struct {
-		mode    string
-		perIter func(k int) uint64
-	}{
-		{ObsNormRunning, func(k int) uint64 { return uint64(3 * k * 10) }},
-		{ObsNormAccepted, func(k int) uint64 { return uint64(k * 10) }},
-		{ObsNormNone, func(int) uint64 { return 0 }},
-	} {
-		cfg := testConfig(STPIS)
-		cfg.ObsNorm = c.mode
-		r := iterated(t, cfg, 7)
-		if got, want := r.norm.Count, 7*c.perIter(cfg.K); got != want {
-			t.Errorf("%s: normalizer saw %d observations in 7 iterations, want %d", c.mode, got, want)
-		}
-	}
-	cfg := testConfig(ARS)
-	cfg.ObsNorm = ObsNormAccepted
-	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "obs-norm") {
-		t.Errorf("ARS with accepted normalization: %v, want an obs-norm error", err)
-	}
-}
-
-// seedRoller records the seeds of each Rollout call.
-type seedRoller struct {
-	quadRoller
-	calls [][]uint64
-}
-
-func (s *seedRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
-	seeds := make([]uint64, len(specs))
-	for i, sp := range specs {
-		seeds[i] = sp.Seed
-	}
-	s.calls = append(s.calls, seeds)
-	return s.quadRoller.Rollout(ctx, specs)
-}
-
-// TestConfirmRechecksOnFreshSeeds checks that with common seeds a re-check
-// batch gives its two points the same K seeds, none of them the first
-// batch's, and that its episodes are counted.
-func TestConfirmRechecksOnFreshSeeds(t *testing.T) {
-	cfg := testConfig(STPIS)
-	cfg.CommonSeeds, cfg.Confirm, cfg.EvalEvery = Bool(true), Bool(true), 1000
-	r, err := New(cfg, testInfo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &seedRoller{quadRoller: quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}}
-	k := cfg.K
-	rechecks := 0
-	for range 40 {
-		before, calls := r.Counters().Episodes, len(q.calls)
-		if _, err := r.Iterate(context.Background(), q); err != nil {
-			t.Fatal(err)
-		}
-		batches := q.calls[calls:]
-		episodes := 0
-		for _, b := range batches {
-			episodes += len(b)
-		}
-		if got := r.Counters().Episodes - before; got != episodes {
-			t.Fatalf("iteration counted %d episodes, ran %d", got, episodes)
-		}
-		if len(batches) != 2 {
-			continue
-		}
-		rechecks++
-		first, again := batches[0], batches[1]
-		if len(first) != 3*k || len(again) != 2*k {
-			t.Fatalf("batches of %d and %d episodes, want %d and %d", len(first), len(again), 3*k, 2*k)
-		}
-		for j := range k {
-			if again[j] != again[k+j] {
-				t.Fatalf("re-check points on seeds %v and %v, want the same", again[:k], again[k:])
-			}
-			for _, s := range first {
-				if again[j] == s {
-					t.Fatalf("re-check seed %d was the first batch's %v", again[j], first)
-				}
-			}
-		}
-	}
-	if rechecks == 0 || rechecks == 40 {
-		t.Fatalf("%d of 40 iterations re-checked, want some but not all", rechecks)
-	}
-}
-
-// TestKRamp checks that K grows by one every KRamp iterations up to KMax.
-func TestKRamp(t *testing.T) {
-	cfg := testConfig(STP)
-	cfg.K, cfg.KMax, cfg.KRamp, cfg.EvalEvery = 1, 3, 2, 1000
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	r, err := New(cfg, testInfo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}
-	for it := range 8 {
-		before := r.Counters().Episodes
-		if _, err := r.Iterate(context.Background(), q); err != nil {
-			t.Fatal(err)
-		}
-		// x+, x− and the re-measured x_k, K episodes each.
-		if got, want := r.Counters().Episodes-before, 3*min(3, 1+it/2); got != want {
-			t.Fatalf("iteration %d ran %d episodes, want %d", it, got, want)
-		}
+	// The paper's preset shifts as ARS does; the tuned one does not.
+	p, _ := Preset(PresetPaper, STPIS, Adaptive, "Hopper-v1", 0)
+	tu, _ := Preset(PresetTuned, STPIS, Adaptive, "Hopper-v1", 0)
+	if p.Problem.Shift != 1 || tu.Problem.Shift != 0 || p.STP.NormalizeBasis || !tu.STP.NormalizeBasis || p.STP.SurrogateSteps != 1 {
+		t.Errorf("paper %+v / tuned %+v", p, tu)
 	}
 }

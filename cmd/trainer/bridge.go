@@ -5,19 +5,24 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/stpis/stpis/envclient"
 	"github.com/stpis/stpis/envclient/localbridge"
 )
 
-// connect dials the bridge at target, or starts a local one from .venv when
-// target is empty. The returned stop func closes the client and stops a
+// connect dials the bridge named by the flags, or starts a local one from
+// .venv when none is named. The returned func closes the client and stops a
 // local bridge.
-func connect(ctx context.Context, target string, workers int, timeout time.Duration, log zerolog.Logger, stderr io.Writer) (*envclient.Client, func(), error) {
+func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger, stderr io.Writer) (*envclient.Client, func(), error) {
 	var local *localbridge.Bridge
+	target, workers := bf.bridge, bf.workers
 	if target == "" {
 		if workers <= 0 {
 			workers = runtime.NumCPU()
@@ -39,7 +44,7 @@ func connect(ctx context.Context, target string, workers int, timeout time.Durat
 			}
 		}
 	}
-	c, err := envclient.Dial(ctx, envclient.Config{Target: target, ReadyTimeout: timeout})
+	c, err := envclient.Dial(ctx, envclient.Config{Target: target, ReadyTimeout: bf.timeout})
 	if err != nil {
 		stopLocal()
 		return nil, nil, fmt.Errorf("bridge %s: %w", target, err)
@@ -47,7 +52,34 @@ func connect(ctx context.Context, target string, workers int, timeout time.Durat
 	if err := c.WaitReady(ctx); err != nil {
 		c.Close()
 		stopLocal()
-		return nil, nil, fmt.Errorf("bridge %s (waited %s): %w", target, timeout, err)
+		return nil, nil, fmt.Errorf("bridge %s (waited %s): %w", target, bf.timeout, err)
 	}
 	return c, func() { c.Close(); stopLocal() }, nil
+}
+
+// describe resolves the env, turning NotFound into a message that lists the
+// envs the bridge can make, each once.
+func describe(ctx context.Context, c *envclient.Client, env string, kw envclient.Kwargs) (envclient.EnvInfo, error) {
+	info, err := c.Describe(ctx, env, kw)
+	if err == nil {
+		return info, nil
+	}
+	if status.Code(err) == codes.NotFound {
+		list, lerr := c.ListEnvs(ctx)
+		if lerr == nil {
+			var aliases, ids []string
+			for a := range list.Aliases {
+				aliases = append(aliases, a)
+			}
+			for _, id := range list.EnvIDs {
+				if _, alias := list.Aliases[id]; !alias {
+					ids = append(ids, id)
+				}
+			}
+			sort.Strings(aliases)
+			return info, usageError{fmt.Errorf("unknown env %q; the bridge knows the paper names %s and the gymnasium ids %s",
+				env, strings.Join(aliases, ", "), strings.Join(ids, ", "))}
+		}
+	}
+	return info, fmt.Errorf("describe %q: %w", env, err)
 }

@@ -9,54 +9,62 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/stpis/stpis/policy"
+	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/train"
 )
 
 // runEval is `trainer eval --policy FILE|RUN --episodes 100`.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var bf bridgeFlags
 	fs := flag.NewFlagSet("trainer eval", flag.ContinueOnError)
+	bf.register(fs)
 	path := fs.String("policy", "", "a policy file (policy.json, best_policy.json) or a run directory (its best policy)")
 	episodes := fs.Int("episodes", 100, "evaluation episodes")
 	seed := fs.Uint64("seed", 0, "seed of the evaluation episodes")
 	horizon := fs.Int("horizon", 0, "maximum episode length (0: the env's)")
-	bridge := fs.String("bridge", "", "bridge address list or dns:/// target; empty starts a local bridge")
-	workers := fs.Int("workers", 0, "worker processes of a local bridge (0: one per core)")
-	logLevel := fs.String("log-level", "info", "log level")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
-	if *path == "" {
+	switch {
+	case *path == "":
 		return usageError{errors.New("flag -policy is required")}
-	}
-	if *episodes < 1 || *episodes > 100000 {
+	case *episodes < 1 || *episodes > 100000:
 		return usageError{fmt.Errorf("invalid value %d for flag -episodes: want 1..100000", *episodes)}
-	}
-	if *horizon < 0 {
+	case *horizon < 0:
 		return usageError{fmt.Errorf("invalid value %d for flag -horizon: want ≥ 0", *horizon)}
 	}
-	log, err := newLogger(stderr, *logLevel)
+	log, err := newLogger(stderr, bf.logLevel)
 	if err != nil {
 		return err
 	}
 	file := *path
 	if st, err := os.Stat(file); err == nil && st.IsDir() {
-		file = filepath.Join(file, bestFile)
+		file = filepath.Join(file, rundir.BestFile)
 		if _, err := os.Stat(file); err != nil {
-			file = filepath.Join(*path, policyFile)
+			file = filepath.Join(*path, rundir.PolicyFile)
 		}
 	}
 	p, err := policy.Load(file)
 	if err != nil {
 		return err
 	}
-	client, closeBridge, err := connect(ctx, *bridge, *workers, 60*time.Second, log, stderr)
+	client, closeBridge, err := connect(ctx, bf, log, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeBridge()
+	info, err := describe(ctx, client, p.EnvID, nil)
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.Policy.Rows != info.ActDim || p.Policy.Cols != info.ObsDim:
+		return usageError{fmt.Errorf("%s: the policy maps %d observations to %d actions, but %s has %d and %d", file, p.Policy.Cols, p.Policy.Rows, info.ResolvedID, info.ObsDim, info.ActDim)}
+	case info.MaxEpisodeSteps > 0 && *horizon > info.MaxEpisodeSteps:
+		return usageError{fmt.Errorf("invalid value %d for flag -horizon: %s ends its episodes at %d steps", *horizon, info.ResolvedID, info.MaxEpisodeSteps)}
+	}
 	mean, std, err := train.Evaluate(ctx, client, p, *episodes, *seed, *horizon, nil)
 	if err != nil {
 		return err

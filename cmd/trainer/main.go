@@ -6,6 +6,7 @@
 //	trainer plot RUNS... -o curve.png
 //	trainer table RUNS...
 //	trainer convex [flags]                  the paper's convex experiments
+//	trainer version
 //
 // Run `trainer <subcommand> -h` for the flags.
 package main
@@ -18,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -39,15 +41,42 @@ func main() {
 	os.Exit(code)
 }
 
-// run dispatches a subcommand and returns the exit code: 0 success, 1
-// failure, 2 usage error. Closing graceful asks a training run to stop at
-// the end of its iteration; the other subcommands stop at once.
+// The exit codes.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130 // stopped by SIGINT or SIGTERM, checkpointed
+)
+
+// errInterrupted is returned by a subcommand stopped by a signal.
+var errInterrupted = errors.New("interrupted")
+
+// stoppedErr is errInterrupted when a signal closed graceful, else nil (a
+// --stop-after stop is a success).
+func stoppedErr(graceful <-chan struct{}) error {
+	select {
+	case <-graceful:
+		return errInterrupted
+	default:
+		return nil
+	}
+}
+
+// run dispatches a subcommand and returns the exit code. Closing graceful
+// asks a training run to stop at the end of its iteration; the other
+// subcommands stop at once.
 func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, stderr io.Writer) int {
 	sub := "train"
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		sub, args = args[0], args[1:]
 	}
-	var err error
+	switch {
+	case sub == "train" && len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		fmt.Fprintln(stderr, usageText)
+	case sub == "train" && len(args) == 1 && (args[0] == "-version" || args[0] == "--version"):
+		sub = "version"
+	}
 	if sub != "train" {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(ctx)
@@ -60,6 +89,7 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 			}
 		}()
 	}
+	var err error
 	switch sub {
 	case "train":
 		err = runTrain(ctx, graceful, args, stdout, stderr)
@@ -71,25 +101,29 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 		err = runTable(ctx, args, stdout, stderr)
 	case "convex":
 		err = runConvex(ctx, args, stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, version())
+		return exitOK
 	case "help":
 		fmt.Fprintln(stderr, usageText)
-		return 0
+		return exitOK
 	default:
-		fmt.Fprintf(stderr, "trainer: unknown subcommand %q\n\n%s\n", sub, usageText)
-		return 2
+		fmt.Fprintf(stderr, "trainer: unknown subcommand %q; run 'trainer -h' for the list\n", sub)
+		return exitUsage
 	}
 	var ue usageError
 	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
+	case err == nil || errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errInterrupted) || ctx.Err() != nil:
+		fmt.Fprintf(stderr, "trainer %s: interrupted\n", sub)
+		return exitInterrupted
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "trainer %s: %v\n", sub, err)
-		return 2
+		fmt.Fprintf(stderr, "trainer %s: %v\nrun 'trainer %s -h' for the flags\n", sub, err, sub)
+		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "trainer %s: %v\n", sub, err)
-		return 1
+		return exitFailure
 	}
 }
 
@@ -99,23 +133,24 @@ const usageText = `usage:
   trainer plot RUNS... -o curve.png        reward curves, mean ± std over seeds
   trainer table RUNS... [--paper]           episodes to threshold (Table 2 layout)
   trainer convex [flags]                    the paper's convex experiments (Figures 1-3)
-Run 'trainer SUBCOMMAND -h' for its flags.`
+  trainer version                           module version, commit and Go version
+Run 'trainer SUBCOMMAND -h' for its flags ('trainer train -h' for training's).
+Exit codes: 0 done, 1 failed, 2 bad command line, 130 interrupted (checkpointed; --resume continues).`
 
-// usageError marks errors in the command line (exit code 2).
-type usageError struct{ err error }
-
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-// parseFlags parses args into fs, turning errors into usage errors that name
-// the bad flag (the flag package's message does), with the usage printed.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
+// version is the module version, the VCS commit and the Go version.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "trainer (no build information)"
 	}
-	return nil
+	rev, dirty := "unknown", ""
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			rev = s.Value
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "+dirty"
+		}
+	}
+	return fmt.Sprintf("trainer %s %s commit %s%s %s", bi.Main.Path, bi.Main.Version, rev, dirty, bi.GoVersion)
 }

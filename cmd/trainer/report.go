@@ -55,7 +55,11 @@ func loadRuns(fs *flag.FlagSet, args []string, stderr io.Writer) ([]report.Run, 
 	if len(dirs) == 0 {
 		return nil, usageError{errors.New("give at least one run directory (or a directory above runs)")}
 	}
-	return report.Load(dirs...)
+	runs, skipped, err := report.Load(dirs...)
+	for _, s := range skipped {
+		fmt.Fprintf(stderr, "warning: %v\n", s)
+	}
+	return runs, err
 }
 
 // runConvex is `trainer convex`, the same command as cmd/convex.
@@ -67,20 +71,4 @@ func runConvex(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{err}
 	}
 	return nil
-}
-
-// parseInterspersed parses flags that may come after positional arguments
-// (trainer plot runs/ -o curve.png) and returns the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args, stderr); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return pos, nil
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
 }

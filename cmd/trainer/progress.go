@@ -1,0 +1,114 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/stpis/stpis/rundir"
+	"github.com/stpis/stpis/train"
+)
+
+// recorder is the trainer's train.Recorder: it writes the run directory and
+// shows progress, as a one-line bar on a terminal, and off a terminal as a
+// JSON log line per iteration (at most one every logEvery, and every
+// evaluation).
+type recorder struct {
+	dir     *rundir.Dir
+	cfg     train.Config
+	log     zerolog.Logger
+	stderr  io.Writer
+	bar     bool
+	lastLog time.Time
+}
+
+// logEvery spaces the progress lines off a terminal.
+const logEvery = 5 * time.Second
+
+func newRecorder(dir *rundir.Dir, cfg train.Config, log zerolog.Logger, stderr io.Writer) *recorder {
+	return &recorder{dir: dir, cfg: cfg, log: log, stderr: stderr, bar: isTerminal(stderr) && log.GetLevel() <= zerolog.InfoLevel}
+}
+
+// Record appends p to the curve and shows it.
+func (r *recorder) Record(p rundir.Point) error {
+	p, err := r.dir.Append(p)
+	if err != nil {
+		return err
+	}
+	max := r.cfg.Limits.MaxEpisodes
+	pct := 100 * float64(p.Episodes) / float64(max)
+	eta := "?"
+	if p.EpsPerS > 0 {
+		eta = (time.Duration(float64(max-p.Episodes)/p.EpsPerS) * time.Second).Round(time.Second).String()
+	}
+	if r.bar {
+		ev := ""
+		if p.HasEval {
+			ev = fmt.Sprintf(" eval %.1f±%.1f", p.EvalMean, p.EvalStd)
+		}
+		fmt.Fprintf(r.stderr, "\r\033[K%s it %d  %d/%d episodes (%.0f%%, ETA %s)  reward %.1f%s  best %.1f  α %.3g  H(p) %.2f  %.1f ep/s",
+			r.cfg.Label(), p.Iter, p.Episodes, max, pct, eta, p.Reward, ev, p.BestEval, p.StepSize, p.PEntropy, p.EpsPerS)
+	} else if p.HasEval || time.Since(r.lastLog) >= logEvery {
+		r.lastLog = time.Now()
+		ev := r.log.Info().Int("iter", p.Iter).Int("episodes", p.Episodes).Int("max_episodes", max).
+			Float64("pct", math.Round(pct*10)/10).Str("eta", eta).Float64("reward", round3(p.Reward)).
+			Float64("best_eval", round3(p.BestEval)).Float64("step_size", p.StepSize).Float64("p_entropy", round3(p.PEntropy)).
+			Float64("eps_per_s", p.EpsPerS)
+		if p.HasEval {
+			ev = ev.Float64("eval_mean", round3(p.EvalMean)).Float64("eval_std", round3(p.EvalStd))
+		}
+		ev.Msg("progress")
+	}
+	if p.ReachedAt > 0 {
+		r.end()
+		r.log.Info().Int("episodes", p.ReachedAt).Float64("eval", p.EvalMean).Float64("threshold", r.cfg.Limits.Threshold).Msg("threshold reached")
+	}
+	return nil
+}
+
+// Checkpoint saves the run's state.
+func (r *recorder) Checkpoint(s rundir.Snapshot) error { return r.dir.Checkpoint(s) }
+
+// end ends the progress bar's line.
+func (r *recorder) end() {
+	if r.bar {
+		fmt.Fprintln(r.stderr)
+	}
+}
+
+// summarize logs a finished run's result as one line a person can read,
+// with the result's fields, and prints result.json's contents on stdout.
+func summarize(log zerolog.Logger, stdout io.Writer, cfg train.Config, res rundir.Result, path string) {
+	l := cfg.Limits
+	reached := "no threshold"
+	if l.HasThreshold {
+		reached = fmt.Sprintf("threshold %g not reached", l.Threshold)
+		if res.Reached {
+			reached = fmt.Sprintf("threshold %g reached at %d episodes", l.Threshold, *res.EpisodesToThreshold)
+		}
+	}
+	msg := fmt.Sprintf("run finished: %s on %s, best eval %.1f, final eval %.1f, %s; %d training episodes in %s. Curve %s, policies %s and %s; plot with: trainer plot %s",
+		cfg.Label(), cfg.Problem.Env, res.BestEval, res.FinalEval, reached, res.Episodes,
+		time.Duration(res.WallS*float64(time.Second)).Round(time.Second).String(), filepath.Join(path, rundir.CurveFile),
+		filepath.Join(path, rundir.BestFile), filepath.Join(path, rundir.PolicyFile), path)
+	ev := log.Info().Float64("best_eval", res.BestEval).Float64("final_eval", res.FinalEval).Bool("reached", res.Reached).
+		Int("episodes", res.Episodes).Float64("wall_s", res.WallS)
+	if res.Reached {
+		ev = ev.Int("episodes_to_threshold", *res.EpisodesToThreshold)
+	}
+	ev.Msg(msg)
+	b, _ := json.Marshal(res)
+	fmt.Fprintf(stdout, "%s\n", b)
+}
+
+func round3(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return math.Round(v*1000) / 1000
+}

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/stpis/stpis/envclient"
+	"github.com/stpis/stpis/rundir"
+	"github.com/stpis/stpis/train"
+)
+
+// checkFree refuses, before a bridge starts, to start runs over runs
+// already in the output directory (without --resume or --force).
+func (f *trainFlags) checkFree(cfg train.Config) error {
+	if f.resume || f.force {
+		return nil
+	}
+	for s := 0; s < f.seeds; s++ {
+		path := rundir.Path(f.out, cfg.Problem.Env, cfg.Variant(), cfg.Problem.Seed+uint64(s))
+		if rundir.Exists(path) {
+			return usageError{fmt.Errorf("%s %w", path, rundir.ErrOccupied)}
+		}
+	}
+	return nil
+}
+
+// trainOne trains one seed. It returns stopped = true when asked to stop
+// before the run was done.
+func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg train.Config, info envclient.EnvInfo,
+	client *envclient.Client, log zerolog.Logger, stdout, stderr io.Writer) (stopped bool, err error) {
+	path := rundir.Path(f.out, cfg.Problem.Env, cfg.Variant(), cfg.Problem.Seed)
+	log = log.With().Str("run", path).Logger()
+	dir, r, err := open(f, cfg, info, path, log, stdout)
+	if err != nil || dir == nil {
+		return false, err
+	}
+	defer dir.Close()
+	rec := newRecorder(dir, r.Config(), log, stderr)
+	stopped, err = r.Train(ctx, client, rec, train.Loop{CheckpointEvery: f.checkpointEvery, StopAfter: f.stopAfter, Stop: graceful})
+	rec.end()
+	if err != nil {
+		if stopped {
+			return true, fmt.Errorf("%w; the last checkpoint in %s is kept, and --resume continues from it", err, path)
+		}
+		return false, err
+	}
+	if stopped {
+		log.Info().Int("episodes", r.Counters().Episodes).Msg("stopped and checkpointed; --resume continues the run")
+		return true, nil
+	}
+	npz, best, err := r.Exports()
+	if err != nil {
+		return false, err
+	}
+	res, err := dir.Finish(r.Result(), npz, best)
+	if err != nil {
+		return false, err
+	}
+	summarize(log, stdout, r.Config(), res, path)
+	return false, nil
+}
+
+// open starts the run in path, or resumes it with --resume. It returns a
+// nil Dir when a finished run is left as it is.
+func open(f *trainFlags, cfg train.Config, info envclient.EnvInfo, path string, log zerolog.Logger, stdout io.Writer) (*rundir.Dir, *train.Run, error) {
+	if f.resume && rundir.Exists(path) {
+		// A finished run is left as it is unless --max-episodes raises its
+		// budget; it needs no checkpoint for that (committed results have
+		// none).
+		finished, err := rundir.ReadResult(path)
+		if err != nil {
+			return nil, nil, err
+		}
+		if finished != nil && !f.set["max-episodes"] {
+			return nil, nil, leave(path, log, stdout, "nothing to resume")
+		}
+		dir, state, err := rundir.Open(path)
+		switch {
+		case errors.Is(err, rundir.ErrNoCheckpoint) && finished != nil:
+			return nil, nil, leave(path, log, stdout, "it has no checkpoint to extend")
+		case errors.Is(err, rundir.ErrNoCheckpoint):
+			log.Info().Msg("the run stopped before its first checkpoint; starting it again")
+			return create(cfg, info, path, true)
+		case err != nil:
+			return nil, nil, err
+		}
+		r, err := train.Restore(state)
+		if err == nil {
+			err = resume(f, dir, r, finished != nil, log)
+		}
+		if err != nil {
+			dir.Close()
+			if errors.Is(err, errLeave) {
+				return nil, nil, leave(path, log, stdout, strings.TrimPrefix(err.Error(), errLeave.Error()+": "))
+			}
+			return nil, nil, err
+		}
+		return dir, r, nil
+	}
+	return create(cfg, info, path, f.force)
+}
+
+// create starts a fresh run in path.
+func create(cfg train.Config, info envclient.EnvInfo, path string, force bool) (*rundir.Dir, *train.Run, error) {
+	r, err := train.New(cfg, info)
+	if err != nil {
+		return nil, nil, usageError{err}
+	}
+	cb, _ := json.Marshal(cfg)
+	ib, _ := json.Marshal(info)
+	meta := rundir.Meta{Env: cfg.Problem.Env, ResolvedEnv: info.ResolvedID, Resolution: info.ResolutionReason,
+		Method: string(cfg.Method), Step: string(cfg.STP.Step), Label: cfg.Label(), Seed: cfg.Problem.Seed, K: cfg.Problem.K,
+		Threshold: cfg.Limits.Threshold, HasThreshold: cfg.Limits.HasThreshold, Config: cb, Info: ib, Args: os.Args}
+	meta.Created = time.Now().UTC()
+	dir, err := rundir.Create(path, meta, force)
+	if errors.Is(err, rundir.ErrOccupied) {
+		return nil, nil, usageError{err}
+	}
+	return dir, r, err
+}
+
+// errLeave says that a finished run is left as it is.
+var errLeave = errors.New("already finished")
+
+// resume applies --max-episodes to a resumed run: a larger budget extends
+// it (a finished one too); a finished run whose budget is not raised is left
+// as it is (errLeave).
+func resume(f *trainFlags, dir *rundir.Dir, r *train.Run, finished bool, log zerolog.Logger) error {
+	budget := r.Config().Limits.MaxEpisodes
+	switch {
+	case f.set["max-episodes"] && f.maxEpisodes > budget:
+		if err := r.Extend(f.maxEpisodes); err != nil {
+			if finished {
+				return fmt.Errorf("%w: %v", errLeave, err)
+			}
+			return usageError{err}
+		}
+		log.Info().Int("from", budget).Int("to", f.maxEpisodes).Msg("budget raised; the run goes on from its last checkpoint")
+		return dir.Reopen()
+	case f.set["max-episodes"] && f.maxEpisodes < budget:
+		log.Warn().Int("checkpoint", budget).Int("flag", f.maxEpisodes).Msg("--max-episodes is below the resumed run's budget; keeping the run's")
+	}
+	if finished {
+		return fmt.Errorf("%w: its budget is not raised", errLeave)
+	}
+	log.Info().Int("iter", r.Counters().Iter).Int("episodes", r.Counters().Episodes).Msg("resuming")
+	return nil
+}
+
+// leave prints a finished run's result and says why it is left as it is.
+func leave(path string, log zerolog.Logger, stdout io.Writer, why string) error {
+	log.Info().Msg("already finished; " + why)
+	b, err := os.ReadFile(filepath.Join(path, rundir.ResultFile))
+	if err != nil {
+		return err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(path, rundir.ResultFile), err)
+	}
+	out, _ := json.Marshal(m)
+	fmt.Fprintf(stdout, "%s\n", out)
+	return nil
+}

@@ -1,0 +1,308 @@
+package rundir
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Path is the directory of one run: <out>/<env>/<method>/seed<N>, where
+// method names the optimizer and its variant ("stp_is-adaptive").
+func Path(out, env, method string, seed uint64) string {
+	return filepath.Join(out, env, method, "seed"+strconv.FormatUint(seed, 10))
+}
+
+// ErrOccupied is returned by Create when the directory holds another run.
+var ErrOccupied = errors.New("holds another run: pass --resume to continue it or --force to replace it")
+
+// ErrNoCheckpoint is returned by Open when the run has no checkpoint (it
+// stopped before its first one): there is nothing to resume.
+var ErrNoCheckpoint = errors.New("has no checkpoint to resume from")
+
+// Snapshot is a run's state at a checkpoint.
+type Snapshot struct {
+	// Iter and Episodes are the run's counters, checked against the last
+	// curve point on resume.
+	Iter, Episodes int
+	// State is the run's own serialization, a JSON document.
+	State []byte
+	// Policy and Best are the encoded policy files; Best is nil when the
+	// run has no best policy yet.
+	Policy, Best []byte
+}
+
+// checkpoint is checkpoint.json.
+type checkpoint struct {
+	Version    int             `json:"version"`
+	Iter       int             `json:"iter"`
+	Episodes   int             `json:"episodes"`
+	CurveBytes int64           `json:"curve_bytes"`
+	ElapsedS   float64         `json:"elapsed_s"`
+	CPUS       float64         `json:"cpu_s"`
+	Run        json.RawMessage `json:"run"`
+	// SHA256 is the hex SHA-256 of the file's JSON with this field empty.
+	SHA256 string `json:"sha256"`
+}
+
+// checkpointVersion is the version of checkpoint.json this build writes
+// and reads. Checkpoints written before it (no version) do not resume.
+const checkpointVersion = 2
+
+func (c checkpoint) sum() (string, error) {
+	c.SHA256 = ""
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", err
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:]), nil
+}
+
+// Dir is a run directory open for writing by one trainer. It is not safe
+// for concurrent use.
+type Dir struct {
+	path  string
+	curve *os.File
+	// The wall and CPU time of earlier invocations, and where this one
+	// started.
+	priorWall, priorCPU float64
+	start               time.Time
+	startCPU            float64
+	startEpisodes       int
+}
+
+// Create starts a fresh run in path, writing meta as run.json. A run
+// already there is replaced when force is set, and is otherwise an error
+// wrapping ErrOccupied.
+func Create(path string, meta Meta, force bool) (*Dir, error) {
+	if Exists(path) {
+		if !force {
+			return nil, fmt.Errorf("%s %w", path, ErrOccupied)
+		}
+		if err := os.RemoveAll(path); err != nil {
+			return nil, fmt.Errorf("rundir: replacing %s: %w", path, err)
+		}
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("rundir: %w", err)
+	}
+	if err := writeJSON(filepath.Join(path, MetaFile), meta); err != nil {
+		return nil, fmt.Errorf("rundir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(path, CurveFile), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("rundir: %w", err)
+	}
+	return &Dir{path: path, curve: f, start: time.Now(), startCPU: cpuSeconds()}, nil
+}
+
+// Open reopens the run in path at its last checkpoint and returns the
+// run's state. The checkpoint's checksum and its agreement with curve.jsonl
+// are checked, and the curve lines written after the checkpoint (whose
+// iterations the resumed run repeats) are cut off. A curve shorter than the
+// checkpoint says is refused: the file was damaged.
+func Open(path string) (*Dir, []byte, error) {
+	cpPath := filepath.Join(path, CheckpointFile)
+	b, err := os.ReadFile(cpPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%s %w", path, ErrNoCheckpoint)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("rundir: %w", err)
+	}
+	cp, err := parseCheckpoint(cpPath, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	curvePath := filepath.Join(path, CurveFile)
+	f, err := os.OpenFile(curvePath, os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rundir: resume: %w", err)
+	}
+	if err := checkCurve(f, curvePath, cp); err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	d := &Dir{path: path, curve: f, priorWall: cp.ElapsedS, priorCPU: cp.CPUS, start: time.Now(), startCPU: cpuSeconds(), startEpisodes: cp.Episodes}
+	return d, cp.Run, nil
+}
+
+// parseCheckpoint decodes and validates checkpoint.json; errors name the
+// file and the field.
+func parseCheckpoint(path string, b []byte) (checkpoint, error) {
+	var cp checkpoint
+	if err := json.Unmarshal(b, &cp); err != nil {
+		return cp, fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	bad := func(field, format string, a ...any) error {
+		return fmt.Errorf("rundir: %s: field %s: %s", path, field, fmt.Sprintf(format, a...))
+	}
+	if cp.Version != checkpointVersion {
+		return cp, bad("version", "%d, this build resumes version %d only (a run checkpointed by an older build cannot resume; its curve still plots)", cp.Version, checkpointVersion)
+	}
+	sum, err := cp.sum()
+	if err != nil {
+		return cp, fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	switch {
+	case cp.SHA256 != sum:
+		return cp, bad("sha256", "the checksum does not match the contents: the file was changed or damaged")
+	case cp.Iter < 0:
+		return cp, bad("iter", "%d is negative", cp.Iter)
+	case cp.Episodes < 0:
+		return cp, bad("episodes", "%d is negative", cp.Episodes)
+	case cp.CurveBytes < 0:
+		return cp, bad("curve_bytes", "%d is negative", cp.CurveBytes)
+	case !(cp.ElapsedS >= 0) || !(cp.CPUS >= 0):
+		return cp, bad("elapsed_s", "times must be finite and ≥ 0, got %v and %v", cp.ElapsedS, cp.CPUS)
+	case len(cp.Run) == 0:
+		return cp, bad("run", "the run's state is missing")
+	}
+	return cp, nil
+}
+
+// checkCurve cuts curve.jsonl back to the checkpoint's length and checks
+// that its last point is the checkpoint's iteration.
+func checkCurve(f *os.File, path string, cp checkpoint) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("rundir: resume: %w", err)
+	}
+	if st.Size() < cp.CurveBytes {
+		return fmt.Errorf("rundir: resume: %s is %d bytes, shorter than the %d its checkpoint recorded: the curve was damaged (restore it, or start again with --force)", path, st.Size(), cp.CurveBytes)
+	}
+	if err := f.Truncate(cp.CurveBytes); err != nil {
+		return fmt.Errorf("rundir: resume: %w", err)
+	}
+	if _, err := f.Seek(cp.CurveBytes, io.SeekStart); err != nil {
+		return fmt.Errorf("rundir: resume: %w", err)
+	}
+	pts, err := ReadCurve(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("rundir: resume: %w", err)
+	}
+	if len(pts) == 0 {
+		return fmt.Errorf("rundir: resume: %s holds no point before the checkpoint", path)
+	}
+	if last := pts[len(pts)-1]; last.Iter != cp.Iter || last.Episodes != cp.Episodes {
+		return fmt.Errorf("rundir: resume: %s ends at iteration %d (%d episodes) but the checkpoint is at iteration %d (%d episodes)",
+			path, last.Iter, last.Episodes, cp.Iter, cp.Episodes)
+	}
+	return nil
+}
+
+// Path returns the directory.
+func (d *Dir) Path() string { return d.path }
+
+// Elapsed returns the run's wall and CPU seconds over all its invocations.
+// CPU time is this process's (a local bridge's is not counted).
+func (d *Dir) Elapsed() (wall, cpu float64) {
+	return d.priorWall + time.Since(d.start).Seconds(), d.priorCPU + cpuSeconds() - d.startCPU
+}
+
+// Append writes p as the next curve line, with its ElapsedS and EpsPerS
+// filled in, and returns it so.
+func (d *Dir) Append(p Point) (Point, error) {
+	wall, _ := d.Elapsed()
+	p.ElapsedS = round3(wall)
+	if s := time.Since(d.start).Seconds(); s > 0 {
+		p.EpsPerS = round3(float64(p.Episodes-d.startEpisodes) / s)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return p, fmt.Errorf("rundir: curve: %w", err)
+	}
+	if _, err := d.curve.Write(append(b, '\n')); err != nil {
+		return p, fmt.Errorf("rundir: curve: %w", err)
+	}
+	return p, nil
+}
+
+// Checkpoint saves s: the policy files, then checkpoint.json with the
+// curve's length, so that a resume continues from here.
+func (d *Dir) Checkpoint(s Snapshot) error {
+	if !json.Valid(s.State) {
+		return errors.New("rundir: checkpoint: the run's state is not a JSON document")
+	}
+	off, err := d.curve.Seek(0, io.SeekCurrent)
+	if err == nil {
+		err = d.curve.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("rundir: checkpoint: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(d.path, PolicyFile), s.Policy); err != nil {
+		return fmt.Errorf("rundir: checkpoint: %w", err)
+	}
+	if s.Best != nil {
+		if err := writeAtomic(filepath.Join(d.path, BestFile), s.Best); err != nil {
+			return fmt.Errorf("rundir: checkpoint: %w", err)
+		}
+	}
+	wall, cpu := d.Elapsed()
+	cp := checkpoint{Version: checkpointVersion, Iter: s.Iter, Episodes: s.Episodes, CurveBytes: off, ElapsedS: wall, CPUS: cpu, Run: s.State}
+	if cp.SHA256, err = cp.sum(); err != nil {
+		return fmt.Errorf("rundir: checkpoint: %w", err)
+	}
+	b, err := json.Marshal(cp)
+	if err == nil {
+		err = writeAtomic(filepath.Join(d.path, CheckpointFile), b)
+	}
+	if err != nil {
+		return fmt.Errorf("rundir: checkpoint: %w", err)
+	}
+	return nil
+}
+
+// Finish writes result.json, with the run's wall and CPU time filled in,
+// and the final and best policies in ARS's npz layout (bestNPZ may be nil).
+func (d *Dir) Finish(res Result, npz, bestNPZ []byte) (Result, error) {
+	wall, cpu := d.Elapsed()
+	res.WallS, res.CPUS = round3(wall), round3(cpu)
+	for name, b := range map[string][]byte{NPZFile: npz, BestNPZFile: bestNPZ} {
+		if b == nil {
+			continue
+		}
+		if err := writeAtomic(filepath.Join(d.path, name), b); err != nil {
+			return res, fmt.Errorf("rundir: finish: %w", err)
+		}
+	}
+	if err := writeJSON(filepath.Join(d.path, ResultFile), res); err != nil {
+		return res, fmt.Errorf("rundir: finish: %w", err)
+	}
+	return res, nil
+}
+
+// Reopen removes result.json, so that a finished run whose budget was
+// raised goes on.
+func (d *Dir) Reopen() error {
+	if err := os.Remove(filepath.Join(d.path, ResultFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("rundir: %w", err)
+	}
+	return nil
+}
+
+// Close closes the curve file.
+func (d *Dir) Close() error { return d.curve.Close() }
+
+func round3(v float64) float64 {
+	return math.Round(v*1000) / 1000
+}
+
+// cpuSeconds is this process's user+system CPU time (children excluded).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}

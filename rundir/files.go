@@ -1,0 +1,315 @@
+package rundir
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// The files of a run directory.
+const (
+	MetaFile       = "run.json"
+	CurveFile      = "curve.jsonl"
+	CheckpointFile = "checkpoint.json"
+	ResultFile     = "result.json"
+	PolicyFile     = "policy.json"
+	BestFile       = "best_policy.json"
+	NPZFile        = "lin_policy_plus.npz"
+	BestNPZFile    = "best_lin_policy_plus.npz"
+)
+
+// Meta is run.json: what a run is.
+type Meta struct {
+	// Env is the env as requested ("Hopper-v1"), ResolvedEnv the gymnasium
+	// id that ran ("Hopper-v5"), Resolution why, Backend which of the
+	// bridge's backends stepped it.
+	Env         string `json:"env"`
+	ResolvedEnv string `json:"resolved_env"`
+	Resolution  string `json:"resolution,omitempty"`
+	Backend     string `json:"backend,omitempty"`
+	// Method is stp, stp_is or ars; Step the step rule ("" for ars); Label
+	// the display name ("STP_IS adaptive").
+	Method string `json:"method"`
+	Step   string `json:"step"`
+	Label  string `json:"label"`
+	Seed   uint64 `json:"seed"`
+	K      int    `json:"k"`
+	// Threshold is the reward threshold; HasThreshold says whether there
+	// is one (an older run.json without has_threshold counts a non-zero
+	// threshold).
+	Threshold    float64 `json:"threshold"`
+	HasThreshold bool    `json:"has_threshold"`
+	// Config and Info are the trainer's full configuration and the
+	// bridge's description of the env, kept for the record.
+	Config  json.RawMessage `json:"config,omitempty"`
+	Info    json.RawMessage `json:"info,omitempty"`
+	Created time.Time       `json:"created"`
+	Args    []string        `json:"args,omitempty"`
+}
+
+// Result is result.json, written when a run ends.
+type Result struct {
+	// EpisodesToThreshold is the training episodes used when an evaluation
+	// first reached the threshold; nil when none did.
+	EpisodesToThreshold *int    `json:"episodes_to_threshold"`
+	Reached             bool    `json:"reached"`
+	FinalEval           float64 `json:"final_eval"`
+	BestEval            float64 `json:"best_eval"`
+	Episodes            int     `json:"episodes"`
+	EvalEpisodes        int     `json:"eval_episodes"`
+	EnvSteps            int64   `json:"env_steps"`
+	Iterations          int     `json:"iterations"`
+	WallS               float64 `json:"wall_s"`
+	CPUS                float64 `json:"cpu_s"`
+}
+
+// Point is one iteration of a run: one line of curve.jsonl. Iteration 0 is
+// the evaluation of the initial policy.
+type Point struct {
+	Iter     int   `json:"iter"`
+	Episodes int   `json:"episodes"`
+	EnvSteps int64 `json:"env_steps"`
+	// Reward is the mean (unshifted) training return at the point the
+	// iteration kept.
+	Reward   float64 `json:"reward"`
+	BestEval float64 `json:"best_eval"`
+	// HasEval says that EvalMean and EvalStd hold an evaluation run on this
+	// iteration.
+	HasEval  bool    `json:"-"`
+	EvalMean float64 `json:"-"`
+	EvalStd  float64 `json:"-"`
+	// ReachedAt is set (> 0) on the iteration where an evaluation first
+	// reached the threshold: the training episodes used by then.
+	ReachedAt int     `json:"threshold_reached_at,omitempty"`
+	StepSize  float64 `json:"step_size"`
+	PEntropy  float64 `json:"p_entropy"`
+	NonFinite int     `json:"non_finite,omitempty"`
+	// Accepted is the point an STP iteration kept: "plus", "minus" or
+	// "center"; empty for ARS.
+	Accepted string `json:"accepted,omitempty"`
+	// ElapsedS is the run's wall time so far (over all its invocations),
+	// EpsPerS this invocation's training episodes per second.
+	ElapsedS float64 `json:"elapsed_s"`
+	EpsPerS  float64 `json:"eps_per_s"`
+}
+
+// line is a Point as written: the evaluation only when there is one, and
+// non-finite floats as 0 (JSON has no NaN). jfloat also reads the strings
+// that older curves (written by zerolog) hold for non-finite values.
+type line struct {
+	Iter      *int    `json:"iter"`
+	Episodes  *int    `json:"episodes"`
+	EnvSteps  int64   `json:"env_steps"`
+	Reward    jfloat  `json:"reward"`
+	BestEval  jfloat  `json:"best_eval"`
+	EvalMean  *jfloat `json:"eval_mean,omitempty"`
+	EvalStd   *jfloat `json:"eval_std,omitempty"`
+	ReachedAt int     `json:"threshold_reached_at,omitempty"`
+	StepSize  jfloat  `json:"step_size"`
+	PEntropy  jfloat  `json:"p_entropy"`
+	NonFinite int     `json:"non_finite,omitempty"`
+	Accepted  string  `json:"accepted,omitempty"`
+	ElapsedS  jfloat  `json:"elapsed_s"`
+	EpsPerS   jfloat  `json:"eps_per_s"`
+}
+
+// MarshalJSON writes p as one curve line.
+func (p Point) MarshalJSON() ([]byte, error) {
+	l := line{Iter: &p.Iter, Episodes: &p.Episodes, EnvSteps: p.EnvSteps, Reward: jfloat(p.Reward), BestEval: jfloat(p.BestEval),
+		ReachedAt: p.ReachedAt, StepSize: jfloat(p.StepSize), PEntropy: jfloat(p.PEntropy), NonFinite: p.NonFinite,
+		Accepted: p.Accepted, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
+	if p.HasEval {
+		m, s := jfloat(p.EvalMean), jfloat(p.EvalStd)
+		l.EvalMean, l.EvalStd = &m, &s
+	}
+	return json.Marshal(l)
+}
+
+// UnmarshalJSON reads one curve line.
+func (p *Point) UnmarshalJSON(b []byte) error {
+	var l line
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
+	}
+	if l.Iter == nil && l.Episodes == nil {
+		return errNotPoint
+	}
+	*p = Point{EnvSteps: l.EnvSteps, Reward: float64(l.Reward), BestEval: float64(l.BestEval), ReachedAt: l.ReachedAt,
+		StepSize: float64(l.StepSize), PEntropy: float64(l.PEntropy), NonFinite: l.NonFinite, Accepted: l.Accepted,
+		ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
+	if l.Iter != nil {
+		p.Iter = *l.Iter
+	}
+	if l.Episodes != nil {
+		p.Episodes = *l.Episodes
+	}
+	if l.EvalMean != nil && !math.IsNaN(float64(*l.EvalMean)) {
+		p.HasEval, p.EvalMean = true, float64(*l.EvalMean)
+		if l.EvalStd != nil {
+			p.EvalStd = float64(*l.EvalStd)
+		}
+	}
+	return nil
+}
+
+// errNotPoint marks a curve line that is another log record.
+var errNotPoint = errors.New("not a curve point")
+
+// jfloat is a float64 that JSON-encodes a non-finite value as 0 and
+// decodes a number or the strings "NaN", "+Inf", "-Inf".
+type jfloat float64
+
+func (f jfloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		v = 0
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
+func (f *jfloat) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("not a number: %q", s)
+		}
+		*f = jfloat(v)
+		return nil
+	}
+	var v float64
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*f = jfloat(v)
+	return nil
+}
+
+// ReadMeta reads dir's run.json.
+func ReadMeta(dir string) (Meta, error) {
+	path := filepath.Join(dir, MetaFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Meta{}, fmt.Errorf("rundir: %w", err)
+	}
+	var raw struct {
+		Meta
+		HasThreshold *bool `json:"has_threshold"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return Meta{}, fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	m := raw.Meta
+	if raw.HasThreshold != nil {
+		m.HasThreshold = *raw.HasThreshold
+	} else {
+		m.HasThreshold = m.Threshold != 0
+	}
+	return m, nil
+}
+
+// ReadCurve reads dir's curve.jsonl; a missing file is an empty curve.
+// Blank lines and other log records are skipped. A malformed last line is
+// taken for a write cut short and skipped; a malformed line before it is an
+// error naming the file and the line.
+func ReadCurve(dir string) ([]Point, error) {
+	path := filepath.Join(dir, CurveFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rundir: %w", err)
+	}
+	lines := bytes.Split(b, []byte("\n"))
+	last := len(lines) - 1
+	for last >= 0 && len(bytes.TrimSpace(lines[last])) == 0 {
+		last--
+	}
+	var pts []Point
+	for i := 0; i <= last; i++ {
+		l := bytes.TrimSpace(lines[i])
+		if len(l) == 0 {
+			continue
+		}
+		var p Point
+		err := json.Unmarshal(l, &p)
+		switch {
+		case errors.Is(err, errNotPoint):
+			continue
+		case err != nil && i == last:
+			return pts, nil
+		case err != nil:
+			return nil, fmt.Errorf("rundir: %s:%d: %w", path, i+1, err)
+		}
+		pts = append(pts, p)
+	}
+	return pts, nil
+}
+
+// ReadResult reads dir's result.json; nil when the run has not finished.
+func ReadResult(dir string) (*Result, error) {
+	path := filepath.Join(dir, ResultFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rundir: %w", err)
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("rundir: %s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// Exists says whether dir holds a run (its run.json).
+func Exists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, MetaFile))
+	return err == nil
+}
+
+// writeAtomic writes b to path through a temporary file in the same
+// directory and a rename, so a crash never leaves a half-written file.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeJSON writes v, indented, to path atomically.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return writeAtomic(path, append(b, '\n'))
+}

@@ -1,0 +1,8 @@
+// Package tasks is the one table of facts about the paper's control tasks:
+// the paper's K, our training budgets, the paper's reward thresholds and
+// Table 2, ARS's published settings and shift, and how a paper env name
+// (Hopper-v1) maps onto today's gymnasium id (Hopper-v5).
+//
+// Everything else reads these facts from here; the bridge resolves names
+// and reports facts about an env, but carries no paper figures.
+package tasks

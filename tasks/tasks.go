@@ -1,0 +1,123 @@
+package tasks
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/stpis/stpis/ars"
+)
+
+// Task holds the facts about one of the paper's control tasks.
+type Task struct {
+	// Name is the paper's task name: "Hopper".
+	Name string
+	// Gymnasium is the gymnasium id a paper name resolves to: "Hopper-v5".
+	Gymnasium string
+	// K is the paper's number of episodes averaged per evaluated point
+	// (section "Continuous control experiments").
+	K int
+	// Threshold is the paper's reward threshold (Table 2); HasThreshold
+	// says whether the paper gives one.
+	Threshold    float64
+	HasThreshold bool
+	// Budget is our default training-episode budget.
+	Budget int
+	// ARS is ARS V2-t's published hyperparameters (Mania et al. 2018,
+	// Table 9) and ARSShift the alive-bonus shift ARS subtracts per step.
+	ARS      ars.Settings
+	ARSShift float64
+	// Table2 is the paper's Table 2, episodes to the threshold by method
+	// label ("STP_IS adaptive", "ARS V2-t", ...); 0 means N/A (never
+	// reached).
+	Table2 map[string]int
+}
+
+// Table2Methods are the columns of the paper's Table 2 that we reproduce
+// figures for (NG-lin and TRPO-nn are left out), in the paper's order.
+var Table2Methods = []string{"STP fixed", "STP_IS fixed", "STP adaptive", "STP_IS adaptive", "ARS V1-t", "ARS V2-t"}
+
+func table2(v ...int) map[string]int {
+	m := make(map[string]int, len(v))
+	for i, x := range v {
+		m[Table2Methods[i]] = x
+	}
+	return m
+}
+
+// all is the table, in the row order of the paper's Table 2, then Walker2d
+// (which the paper does not run).
+var all = []Task{
+	{Name: "Swimmer", Gymnasium: "Swimmer-v5", K: 2, Threshold: 325, HasThreshold: true, Budget: 2000,
+		ARS:    ars.Settings{StepSize: 0.02, Directions: 1, Top: 1, Noise: 0.01},
+		Table2: table2(320, 110, 200, 90, 100, 427)},
+	{Name: "Hopper", Gymnasium: "Hopper-v5", K: 4, Threshold: 3120, HasThreshold: true, Budget: 8000,
+		ARS: ars.Settings{StepSize: 0.01, Directions: 8, Top: 4, Noise: 0.025}, ARSShift: 1,
+		Table2: table2(3970, 2400, 3720, 1870, 51840, 1973)},
+	{Name: "HalfCheetah", Gymnasium: "HalfCheetah-v5", K: 4, Threshold: 3430, HasThreshold: true, Budget: 10000,
+		ARS:    ars.Settings{StepSize: 0.02, Directions: 32, Top: 4, Noise: 0.03},
+		Table2: table2(13760, 4420, 5040, 2710, 8106, 1707)},
+	{Name: "Ant", Gymnasium: "Ant-v5", K: 40, Threshold: 3580, HasThreshold: true, Budget: 100000,
+		ARS: ars.Settings{StepSize: 0.015, Directions: 60, Top: 20, Noise: 0.025}, ARSShift: 1,
+		Table2: table2(107220, 43860, 96980, 26480, 58133, 20800)},
+	{Name: "Humanoid", Gymnasium: "Humanoid-v5", K: 120, Threshold: 6000, HasThreshold: true, Budget: 1000000,
+		ARS: ars.Settings{StepSize: 0.02, Directions: 230, Top: 230, Noise: 0.0075}, ARSShift: 5,
+		Table2: table2(0, 530200, 0, 296800, 0, 142600)},
+	{Name: "Walker2d", Gymnasium: "Walker2d-v5", K: 4, Budget: 20000,
+		ARS: ars.Settings{StepSize: 0.03, Directions: 40, Top: 30, Noise: 0.025}, ARSShift: 1},
+}
+
+// Name returns the task name of an env id: the id without its version
+// suffix, so "Hopper-v1" and "Hopper-v5" are both "Hopper". An id without
+// a numeric "-vN" suffix is returned as it is.
+func Name(env string) string {
+	if i := strings.LastIndex(env, "-v"); i > 0 {
+		if _, err := strconv.Atoi(env[i+2:]); err == nil {
+			return env[:i]
+		}
+	}
+	return env
+}
+
+// Lookup returns the facts about env's task (any version of its id).
+func Lookup(env string) (Task, bool) {
+	name := Name(env)
+	for _, t := range all {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Task{}, false
+}
+
+// All returns the tasks in the paper's Table 2 order, then Walker2d.
+func All() []Task { return append([]Task(nil), all...) }
+
+// PaperAlias reports whether env is one of the paper's v1 names
+// ("Hopper-v1"), which the bridge maps to today's gymnasium id.
+func PaperAlias(env string) bool {
+	t, ok := Lookup(env)
+	return ok && env == t.Name+"-v1"
+}
+
+// Rank is a task's position in the paper's Table 2 order (unknown tasks
+// last), for sorting envs the way the paper lists them.
+func Rank(env string) int {
+	name := Name(env)
+	for i, t := range all {
+		if t.Name == name {
+			return i
+		}
+	}
+	return len(all)
+}
+
+// Names lists the paper's v1 env names, sorted.
+func Names() []string {
+	out := make([]string, len(all))
+	for i, t := range all {
+		out[i] = t.Name + "-v1"
+	}
+	sort.Strings(out)
+	return out
+}

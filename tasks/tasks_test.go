@@ -1,0 +1,49 @@
+package tasks
+
+import "testing"
+
+func TestLookupAnyVersion(t *testing.T) {
+	for _, env := range []string{"Hopper", "Hopper-v1", "Hopper-v5"} {
+		task, ok := Lookup(env)
+		if !ok || task.Name != "Hopper" || task.K != 4 || task.Threshold != 3120 || task.Gymnasium != "Hopper-v5" {
+			t.Errorf("Lookup(%q) = %+v, %v", env, task, ok)
+		}
+	}
+	if _, ok := Lookup("Pendulum-v1"); ok {
+		t.Error("Pendulum is not a paper task")
+	}
+}
+
+func TestName(t *testing.T) {
+	for env, want := range map[string]string{"HalfCheetah-v1": "HalfCheetah", "Walker2d-v5": "Walker2d", "my-venv": "my-venv", "X-v": "X-v"} {
+		if got := Name(env); got != want {
+			t.Errorf("Name(%q) = %q, want %q", env, got, want)
+		}
+	}
+}
+
+func TestTable2Complete(t *testing.T) {
+	for _, task := range All() {
+		if task.HasThreshold != (task.Table2 != nil) {
+			t.Errorf("%s: a threshold comes with Table 2 figures", task.Name)
+		}
+		for m := range task.Table2 {
+			if Rank(task.Name) >= len(all) {
+				t.Errorf("%s: no rank", task.Name)
+			}
+			found := false
+			for _, c := range Table2Methods {
+				found = found || c == m
+			}
+			if !found {
+				t.Errorf("%s: unknown method %q", task.Name, m)
+			}
+		}
+		if task.K < 1 || task.Budget < 1 || task.ARS.Directions < 1 {
+			t.Errorf("%s: incomplete facts %+v", task.Name, task)
+		}
+	}
+	if !PaperAlias("Ant-v1") || PaperAlias("Ant-v5") {
+		t.Error("PaperAlias: only the v1 name is the paper's alias")
+	}
+}
