@@ -172,40 +172,7 @@ var (
 	// whatever the policy size n (the rule divides by n).
 
 	// tunedTask are the tuned preset's per-task choices for STP and
-	// STP_IS, each kept because it raised the measured result.
-	//
-	// Swimmer (STP_IS adaptive, seeds 1-3, 600 episodes, K = 2): running
-	// normalization with α0 0.3 reached no threshold in 1000 episodes (best
-	// evals 244 and 102); raw observations with α0 1 reached 325 at 300
-	// episodes on seed 1 and 285 on seed 2 (α0 2: 242, 279). K = 1 (seeds
-	// 1-5): the same two seeds reach 325, at 120 and 15 episodes instead
-	// of 300 and 30 (best evals 333 280 52 333 41 against 326 285 47 333 34).
-	//
-	// HalfCheetah (STP_IS adaptive, seeds 1-2, 1000 episodes, best eval):
-	// the paper's K = 4 with α0 0.3 gave 1124 and 628 (α0 1: 955, 878);
-	// K = 1 with α0 1 gave 2404 and 2068 (α0 0.3: 559, 1578; α0 2: 2341,
-	// 903; K = 2 with α0 1: 1190, 1282). One direction per three episodes
-	// instead of twelve: n = 102 directions, so the paper's K visits each
-	// about once in 1000 episodes. HalfCheetah's α0 was tuned with K = 1
-	// only, so alpha0 gives it at that K alone.
-	// Common seeds (x_k, x+ and x− start from the same states, so the
-	// comparison is paired), K = 1, seeds 1-5, 1000 episodes: best evals
-	// 2279 3166 2771 1873 2421 (median 2421) against 2404 2068 2137 2331
-	// 1129 (median 2137). On Swimmer (K = 1, seeds 1-5, 600 episodes) three
-	// seeds instead of two reach 325, at 15, 180 and 360 episodes (without:
-	// 15 and 120; best evals 326 326 111 333 49 against 333 280 52 333 41).
-	// On Hopper they did not help (≈ 50-1030, seed 1).
-	//
-	// Swimmer's α0 at K = 1 with common seeds (seeds 1-5, 600 episodes):
-	// α0 2 reaches 325 at 30, 135 and 255 episodes (median 135; best evals
-	// 337 327 196 331 48) against α0 1's 15, 180 and 360 (median 180). α0
-	// 3: 30 and 225 only (327 298 49 333 48).
-	//
-	// HalfCheetah's Lipschitz estimate (STP_IS adaptive, K = 1, common
-	// seeds, seeds 1-5, 1000 episodes): the local curvature at x_k gave
-	// best evals 2792 3459 3137 2289 2974 (median 2974; 3430 reached at 990
-	// episodes on seed 2) against the global bound's 2279 3166 2771 1873
-	// 2421 (median 2421). On Hopper (seed 1) it gave 357 against 1035.
+	// STP_IS; the measurements behind each are in docs/experiments.md.
 	//
 	// alpha0 maps K to the tuned α0, key 0 standing for any other K: each
 	// α0 was measured at its K only.
