@@ -15,7 +15,7 @@ PROTO   := proto/envbridge/v1/envbridge.proto
 # The Go tests that start the real bridge find its interpreter here.
 export STPIS_BRIDGE_PYTHON := $(VPY)
 
-.PHONY: help venv proto proto-check lint fmt build test test-go test-py run demo \
+.PHONY: help venv proto proto-check lint fmt build test test-go test-py run bridge demo \
         bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale clean
 
 help: ## list the targets
@@ -72,6 +72,9 @@ test-py: venv ## pytest against the real server and real MuJoCo
 run: venv build ## train Hopper-v1 with STP_IS through a local bridge, then plot the curve
 	bin/trainer --env Hopper-v1 --out runs --resume
 	bin/trainer plot runs/Hopper-v1 -o runs/Hopper-v1/curve.png
+
+bridge: venv ## run a bridge on 127.0.0.1:50051 for `trainer --bridge 127.0.0.1:50051` (Ctrl-C stops it)
+	cd bridge_py && $(VPY) -m stpis_bridge --listen 127.0.0.1:50051
 
 bench-bridge: venv ## Hopper-v5 episodes/s through the bridge vs in-process (JSON last line)
 	bash bench/bridge.sh

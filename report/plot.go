@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -243,6 +244,7 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 	p.Legend.YOffs = -vg.Points(4)
 	p.Legend.ThumbnailWidth = vg.Points(18)
 	p.Add(plotter.NewGrid())
+	p.Y.Tick.Marker = denseTicks{}
 
 	byLabel := map[string][]Run{}
 	labelSet := map[string]bool{}
@@ -287,7 +289,7 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 		line.LineStyle.Color = c
 		line.LineStyle.Width = vg.Points(1.5)
 		p.Add(poly, line)
-		p.Legend.Add(fmt.Sprintf("%s (%d seeds)", label, len(group)), line, poly)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", label, plural(len(group), "seed")), line, poly)
 	}
 	if allEval {
 		p.Y.Label.Text = "evaluation reward"
@@ -343,4 +345,39 @@ func savePNG(p *plot.Plot, out string, opts PlotOptions) error {
 		return fmt.Errorf("report: writing %s: %w", out, err)
 	}
 	return nil
+}
+
+// plural is "1 seed", "5 seeds".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return fmt.Sprintf("1 %s", noun)
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// denseTicks labels an axis every 1, 2 or 5 × 10^k, with 5 to 10 labels
+// (gonum's default labels about 3).
+type denseTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (denseTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if step = m * mag; (hi-lo)/step <= 10 {
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(math.Round(v/step)*step+0, 'f', -1, 64)})
+		minor := v + step/2
+		if minor <= hi {
+			ticks = append(ticks, plot.Tick{Value: minor})
+		}
+	}
+	return ticks
 }

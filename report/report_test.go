@@ -396,3 +396,18 @@ func TestPlotPerEnv(t *testing.T) {
 		t.Error("curve.png written although runs span two envs")
 	}
 }
+
+func TestDenseTicks(t *testing.T) {
+	var labels []string
+	for _, tk := range (denseTicks{}).Ticks(-120, 3500) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if len(labels) < 5 || len(labels) > 11 || labels[0] != "0" || labels[1] != "500" {
+		t.Fatalf("labels %v: want 5 to 10 round ones (0, 500, 1000, ...)", labels)
+	}
+	if plural(1, "seed") != "1 seed" || plural(5, "seed") != "5 seeds" {
+		t.Error("plural")
+	}
+}
