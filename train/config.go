@@ -86,9 +86,6 @@ type Config struct {
 	// α = ε/(n v_i), 0 meaning 0.05·n (a step of 0.05/v_i).
 	Alpha0  float64 `json:"alpha0"`
 	Epsilon float64 `json:"epsilon"`
-	// AlphaMin floors the adaptive step: max(α0/√(k+1), AlphaMin)/v_i.
-	// 0 (default) is Theorem 1's rule.
-	AlphaMin float64 `json:"alpha_min,omitempty"`
 	// Basis is "gaussian" (the paper's rotated basis) or "canonical".
 	Basis string `json:"basis"`
 	// NormalizeBasis scales B's columns to unit norm (the paper does not).
@@ -98,17 +95,10 @@ type Config struct {
 	// measurements of f(x_k), f(x+) and f(x−) each iteration). nil means
 	// true.
 	Remeasure *bool `json:"remeasure"`
-	// AverageCenter, with Remeasure, keeps f(x_k) as the mean of its
-	// re-measurements since x_k was accepted (stp.Settings.AverageCenter).
-	// nil means false.
-	AverageCenter *bool `json:"average_center,omitempty"`
 	// CommonSeeds gives the three points of an iteration the same K seeds,
 	// so that they are compared on the same start states (common random
 	// numbers). nil means the preset's choice (tunedTask).
 	CommonSeeds *bool `json:"common_seeds"`
-	// Confirm re-checks an apparent winner on K fresh episodes (with x_k)
-	// before moving (stp.Settings.Confirm). nil means false.
-	Confirm *bool `json:"confirm,omitempty"`
 
 	// Surrogate settings (STP_IS).
 	Width          int       `json:"width"`
@@ -305,14 +295,8 @@ func (c Config) Defaults() Config {
 	if c.Remeasure == nil {
 		c.Remeasure = Bool(true)
 	}
-	if c.AverageCenter == nil {
-		c.AverageCenter = Bool(false)
-	}
 	if c.CommonSeeds == nil {
 		c.CommonSeeds = Bool(hasTuned && tuned.commonSeeds)
-	}
-	if c.Confirm == nil {
-		c.Confirm = Bool(false)
 	}
 	if c.SurrogateSteps == 0 {
 		// The paper takes one Adam step on a batch of 32 per iteration.
@@ -386,26 +370,14 @@ func (c Config) Validate() error {
 		return bad("obs-norm", "accepted is for STP methods (ARS accepts no point)")
 	case !(c.Alpha0 > 0) || math.IsInf(c.Alpha0, 0):
 		return bad("alpha0", "%v must be positive and finite", c.Alpha0)
-	case !(c.AlphaMin >= 0) || math.IsInf(c.AlphaMin, 0):
-		return bad("alpha-min", "%v must be ≥ 0 and finite", c.AlphaMin)
-	case c.AlphaMin > 0 && (c.Method == ARS || c.Step != Adaptive):
-		return bad("alpha-min", "floors the adaptive step of stp and stp_is only")
 	case !(c.Epsilon >= 0) || math.IsInf(c.Epsilon, 0):
 		return bad("eps", "%v must be positive and finite (0: 0.05·n)", c.Epsilon)
 	case c.NormalizeBasis == nil:
 		return bad("normalize-basis", "is unset (call Defaults)")
 	case c.Remeasure == nil:
 		return bad("remeasure", "is unset (call Defaults)")
-	case c.AverageCenter == nil:
-		return bad("average-center", "is unset (call Defaults)")
 	case c.CommonSeeds == nil:
 		return bad("common-seeds", "is unset (call Defaults)")
-	case c.Confirm == nil:
-		return bad("confirm", "is unset (call Defaults)")
-	case *c.Confirm && c.Method == ARS:
-		return bad("confirm", "re-checks the three-point comparison of stp and stp_is only")
-	case *c.AverageCenter && !*c.Remeasure:
-		return bad("average-center", "needs remeasure (there is nothing to average)")
 	case c.Basis != "gaussian" && c.Basis != "canonical":
 		return bad("basis", "%q is not one of gaussian, canonical", c.Basis)
 	case c.Width < 0 || c.Width > 4096:

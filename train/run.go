@@ -116,19 +116,15 @@ func (r *Run) build(x0 []float64) error {
 		r.basis = stp.Gaussian{N: n, Seed: mix(r.cfg.Seed, 0xba515), Normalize: *r.cfg.NormalizeBasis}
 	}
 	set := stp.Settings{
-		Goal:          stp.Maximize,
-		Basis:         r.basis,
-		Sampling:      stp.Uniform,
-		Rule:          stp.Decaying,
-		Alpha0:        r.cfg.Alpha0,
-		AlphaMin:      r.cfg.AlphaMin,
-		Epsilon:       r.cfg.Epsilon,
-		Remeasure:     *r.cfg.Remeasure,
-		AverageCenter: *r.cfg.AverageCenter,
-		Confirm:       *r.cfg.Confirm,
-		K:             r.cfg.K,
-		Mixing:        r.cfg.Mixing,
-		Seed:          mix(r.cfg.Seed, 0x57e9),
+		Goal:      stp.Maximize,
+		Basis:     r.basis,
+		Sampling:  stp.Uniform,
+		Rule:      stp.Decaying,
+		Alpha0:    r.cfg.Alpha0,
+		Epsilon:   r.cfg.Epsilon,
+		Remeasure: *r.cfg.Remeasure,
+		Mixing:    r.cfg.Mixing,
+		Seed:      mix(r.cfg.Seed, 0x57e9),
 	}
 	if r.cfg.Step == Fixed {
 		set.Rule = stp.Fixed
@@ -369,11 +365,7 @@ func (r *Run) iterateSTP(ctx context.Context, env Roller, frozen policy.Frozen, 
 		if err != nil {
 			return rec, fmt.Errorf("train: %w", err)
 		}
-		round := 0
-		if b.Recheck {
-			round = 1
-		}
-		vals, err := r.train(ctx, env, b.Points, frozen, r.k(), round)
+		vals, err := r.train(ctx, env, b.Points, frozen, r.k(), 0)
 		if err != nil {
 			return rec, err
 		}
@@ -615,14 +607,8 @@ func (c Config) upgrade() Config {
 	if c.Preset == "" {
 		c.Preset = PresetTuned
 	}
-	if c.AverageCenter == nil {
-		c.AverageCenter = Bool(false)
-	}
 	if c.CommonSeeds == nil {
 		c.CommonSeeds = Bool(false)
-	}
-	if c.Confirm == nil {
-		c.Confirm = Bool(false)
 	}
 	return c
 }

@@ -200,12 +200,8 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.K = 0 }, "k"},
 		{func(c *Config) { c.Mixing = 2 }, "mix"},
 		{func(c *Config) { c.Alpha0 = -1 }, "alpha0"},
-		{func(c *Config) { c.AlphaMin = math.NaN() }, "alpha-min"},
-		{func(c *Config) { c.Step, c.AlphaMin = Fixed, 0.1 }, "alpha-min"},
 		{func(c *Config) { c.Lipschitz = "x" }, "lipschitz"},
 		{func(c *Config) { c.ObsNorm = "ars" }, "obs-norm"},
-		{func(c *Config) { c.Method, c.Confirm = ARS, Bool(true) }, "confirm"},
-		{func(c *Config) { c.Confirm = nil }, "confirm"},
 		{func(c *Config) { c.KMax = 1 }, "k-max"},
 		{func(c *Config) { c.KMax = 4 }, "k-ramp"},
 		{func(c *Config) { c.KRamp = 4 }, "k-ramp"},
@@ -378,71 +374,6 @@ func TestObsNormModes(t *testing.T) {
 	cfg.ObsNorm = ObsNormAccepted
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "obs-norm") {
 		t.Errorf("ARS with accepted normalization: %v, want an obs-norm error", err)
-	}
-}
-
-// seedRoller records the seeds of each Rollout call.
-type seedRoller struct {
-	quadRoller
-	calls [][]uint64
-}
-
-func (s *seedRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
-	seeds := make([]uint64, len(specs))
-	for i, sp := range specs {
-		seeds[i] = sp.Seed
-	}
-	s.calls = append(s.calls, seeds)
-	return s.quadRoller.Rollout(ctx, specs)
-}
-
-// TestConfirmRechecksOnFreshSeeds checks that with common seeds a re-check
-// batch gives its two points the same K seeds, none of them the first
-// batch's, and that its episodes are counted.
-func TestConfirmRechecksOnFreshSeeds(t *testing.T) {
-	cfg := testConfig(STPIS)
-	cfg.CommonSeeds, cfg.Confirm, cfg.EvalEvery = Bool(true), Bool(true), 1000
-	r, err := New(cfg, testInfo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &seedRoller{quadRoller: quadRoller{target: []float64{0.5, -0.5, 1, 0, -1, 0.25}}}
-	k := cfg.K
-	rechecks := 0
-	for range 40 {
-		before, calls := r.Counters().Episodes, len(q.calls)
-		if _, err := r.Iterate(context.Background(), q); err != nil {
-			t.Fatal(err)
-		}
-		batches := q.calls[calls:]
-		episodes := 0
-		for _, b := range batches {
-			episodes += len(b)
-		}
-		if got := r.Counters().Episodes - before; got != episodes {
-			t.Fatalf("iteration counted %d episodes, ran %d", got, episodes)
-		}
-		if len(batches) != 2 {
-			continue
-		}
-		rechecks++
-		first, again := batches[0], batches[1]
-		if len(first) != 3*k || len(again) != 2*k {
-			t.Fatalf("batches of %d and %d episodes, want %d and %d", len(first), len(again), 3*k, 2*k)
-		}
-		for j := range k {
-			if again[j] != again[k+j] {
-				t.Fatalf("re-check points on seeds %v and %v, want the same", again[:k], again[k:])
-			}
-			for _, s := range first {
-				if again[j] == s {
-					t.Fatalf("re-check seed %d was the first batch's %v", again[j], first)
-				}
-			}
-		}
-	}
-	if rechecks == 0 || rechecks == 40 {
-		t.Fatalf("%d of 40 iterations re-checked, want some but not all", rechecks)
 	}
 }
 

@@ -66,15 +66,12 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.StringVar(&c.ObsNorm, "obs-norm", "", "observation normalization: running (ARS V2: running mean and std of training states), accepted (STP methods: the same, from the accepted point's episodes only) or none (ARS V1: raw observations) (default: none for STP methods on Swimmer with --preset tuned, else running)")
 	fs.IntVar(&c.KMax, "k-max", 0, "grow K by one every --k-ramp iterations up to this (STP methods; 0: K fixed)")
 	fs.IntVar(&c.KRamp, "k-ramp", 0, "iterations per step of K's growth, with --k-max")
-	fs.Float64Var(&c.AlphaMin, "alpha-min", 0, "floor under the adaptive step: max(α0/√(k+1), alpha-min)/v_i (0: none, Theorem 1's rule)")
 	fs.Float64Var(&c.Alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (0: with --preset tuned, Swimmer 2 at K=1 and 1 at other K, HalfCheetah 1 at K=1; else 0.3)")
 	fs.Float64Var(&c.Epsilon, "eps", 0, "ε of the fixed step ε/(n v_i) (0: 0.05·n, a step of 0.05/v_i)")
 	fs.StringVar(&c.Basis, "basis", "gaussian", "directions: gaussian (the paper's rotated basis) or canonical")
 	fs.StringVar(&c.Preset, "preset", "tuned", "defaults for what the paper leaves open: tuned (measured best) or paper (literal)")
 	normBasis := fs.Bool("normalize-basis", true, "scale the Gaussian basis columns to unit norm (default: true with --preset tuned, false with paper)")
 	remeasure := fs.Bool("remeasure", true, "re-measure f(x_k) with K fresh episodes every iteration")
-	confirm := fs.Bool("confirm", false, "re-check an apparent winner of the three-point comparison, with x_k, on K fresh episodes before moving")
-	avgCenter := fs.Bool("average-center", false, "with --remeasure, keep f(x_k) as the mean of its re-measurements since it was accepted")
 	commonSeeds := fs.Bool("common-seeds", false, "run the points of an iteration on the same K seeds (default: true for STP methods on Swimmer and HalfCheetah with --preset tuned)")
 	fs.IntVar(&c.Width, "width", 0, "surrogate hidden width (0: the paper's by policy size)")
 	fs.IntVar(&c.SurrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (0: 10)")
@@ -124,8 +121,6 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 		{"normalize-basis", normBasis, &c.NormalizeBasis},
 		{"remeasure", remeasure, &c.Remeasure},
 		{"common-seeds", commonSeeds, &c.CommonSeeds},
-		{"average-center", avgCenter, &c.AverageCenter},
-		{"confirm", confirm, &c.Confirm},
 	} {
 		if set[b.flag] {
 			*b.dst = train.Bool(*b.v)
