@@ -467,7 +467,7 @@ func TestSamplingAndAlias(t *testing.T) {
 	}
 }
 
-// TestOptimizeMinimize runs both methods through optimize.Minimize on
+// TestOptimizeMinimize runs STP and STP_IS through optimize.Minimize on
 // gonum's Beale function (minimum 0 at (3, 0.5)), twice each, and checks
 // that the reruns agree.
 func TestOptimizeMinimize(t *testing.T) {
@@ -475,8 +475,8 @@ func TestOptimizeMinimize(t *testing.T) {
 	for _, m := range []optimize.Method{
 		// v must not be too small for FD steps on Beale: with v = 1 every
 		// step overshoots, is rejected, and x never moves.
-		&STP{Settings: Settings{Rule: FiniteDifference, L: []float64{100, 100}, Seed: 3}},
-		&STPIS{Settings: Settings{Rule: FiniteDifference, L: []float64{10, 100}, Seed: 3}},
+		&Method{Settings: Settings{Rule: FiniteDifference, L: []float64{100, 100}, Seed: 3}},
+		&Method{Settings: Settings{Sampling: ISL, Rule: FiniteDifference, L: []float64{10, 100}, Seed: 3}},
 	} {
 		var first float64
 		for rep := range 2 {
@@ -495,8 +495,16 @@ func TestOptimizeMinimize(t *testing.T) {
 		}
 	}
 	// A bad setting ends the run with Failure.
-	_, err := optimize.Minimize(p, []float64{1, 1}, nil, &STPIS{})
+	_, err := optimize.Minimize(p, []float64{1, 1}, nil, &Method{Settings: Settings{Sampling: ISL}})
 	if !errors.Is(err, ErrStepParams) {
-		t.Errorf("STPIS without L: %v", err)
+		t.Errorf("STP_IS without L: %v", err)
+	}
+	_, err = optimize.Minimize(p, []float64{1, 1}, nil, &Method{Settings: Settings{Goal: Maximize}})
+	if !errors.Is(err, ErrSettings) {
+		t.Errorf("Maximize: %v", err)
+	}
+	// The zero Method is plain STP and runs.
+	if res, err := optimize.Minimize(p, []float64{1, 1}, &optimize.Settings{FuncEvaluations: 3000}, &Method{}); err != nil || !(res.F < functions.Beale{}.Func([]float64{1, 1})) {
+		t.Errorf("zero Method: f = %v, %v", res.F, err)
 	}
 }
