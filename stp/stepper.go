@@ -272,6 +272,24 @@ func (s *Stepper) SetLipschitz(L []float64) error {
 	return s.setPV(p, v)
 }
 
+// SetLipschitzNormalized is SetLipschitz(NormalizeLipschitz(Sampling, L)):
+// the scale of L is dropped, so that the step constants keep their
+// meaning when L is re-estimated (see [NormalizeLipschitz]). L is not
+// modified.
+func (s *Stepper) SetLipschitzNormalized(L []float64) error {
+	if err := s.between(); err != nil {
+		return err
+	}
+	if len(L) != s.n {
+		return fmt.Errorf("%w: len(L) = %d, want %d", ErrDimension, len(L), s.n)
+	}
+	nl, err := NormalizeLipschitz(s.set.Sampling, L)
+	if err != nil {
+		return err
+	}
+	return s.SetLipschitz(nl)
+}
+
 // SetProbabilities replaces p (mixing is applied to it) and v. It may be
 // called only between iterations. On error the old p and v are kept.
 func (s *Stepper) SetProbabilities(p, v []float64) error {

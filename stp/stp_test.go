@@ -508,3 +508,54 @@ func TestOptimizeMinimize(t *testing.T) {
 		t.Errorf("zero Method: f = %v, %v", res.F, err)
 	}
 }
+
+// TestNormalizeLipschitz: the normalized L gives step parameters of mean 1
+// and the same p as the raw L, for every sampling, whatever the scale of L;
+// the stepper's SetLipschitzNormalized applies it.
+func TestNormalizeLipschitz(t *testing.T) {
+	raw := []float64{0.5, 3, 40, 7}
+	for _, smp := range []Sampling{Uniform, ISSqrt, ISL} {
+		for _, scale := range []float64{1e-6, 1, 1e6} {
+			L := make([]float64, len(raw))
+			for i, l := range raw {
+				L[i] = scale * l
+			}
+			nl, err := NormalizeLipschitz(smp, L)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if L[0] != scale*raw[0] {
+				t.Fatal("NormalizeLipschitz modified its input")
+			}
+			p0, _, _ := FromLipschitz(smp, L, len(L))
+			p, v, _ := FromLipschitz(smp, nl, len(L))
+			if m := sum(v) / float64(len(v)); math.Abs(m-1) > 1e-12 {
+				t.Errorf("%v scale %g: mean v = %v, want 1", smp, scale, m)
+			}
+			for i := range p {
+				if math.Abs(p[i]-p0[i]) > 1e-12 {
+					t.Errorf("%v scale %g: p changed: %v, want %v", smp, scale, p, p0)
+					break
+				}
+			}
+		}
+	}
+	if _, err := NormalizeLipschitz(Custom, raw); !errors.Is(err, ErrSettings) {
+		t.Errorf("Custom: %v", err)
+	}
+	if _, err := NormalizeLipschitz(ISL, []float64{1, 0}); !errors.Is(err, ErrStepParams) {
+		t.Errorf("zero L: %v", err)
+	}
+	s, _ := NewStepper(make([]float64, 4), Settings{Sampling: ISL, L: []float64{1, 1, 1, 1}})
+	if err := s.SetLipschitzNormalized([]float64{2, 4, 6, 8}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{0.4, 0.8, 1.2, 1.6} {
+		if v := s.StepParams()[i]; math.Abs(v-want) > 1e-15 {
+			t.Errorf("v[%d] = %v after SetLipschitzNormalized, want %v", i, v, want)
+		}
+	}
+	if err := s.SetLipschitzNormalized([]float64{1}); !errors.Is(err, ErrDimension) {
+		t.Errorf("short L: %v", err)
+	}
+}

@@ -441,26 +441,9 @@ func (r *Run) refresh() error {
 	if err != nil {
 		return fmt.Errorf("train: surrogate: %w", err)
 	}
-	// Rescale L so that the mean v is 1, as plain STP's v: then α0 (or ε)
-	// means the same step length before and after every refresh, whatever
-	// the reward's scale. p is unchanged by the scale.
-	var mean float64
-	for _, l := range L {
-		if r.cfg.Step == Fixed {
-			mean += l
-		} else {
-			mean += math.Sqrt(l)
-		}
-	}
-	mean /= float64(len(L))
-	scale := 1 / mean
-	if r.cfg.Step != Fixed {
-		scale *= scale
-	}
-	for i := range L {
-		L[i] *= scale
-	}
-	if err := r.stepper.SetLipschitz(L); err != nil {
+	// Normalized so that the mean v is 1, as plain STP's v: then α0 (or ε)
+	// means the same step length before and after every refresh.
+	if err := r.stepper.SetLipschitzNormalized(L); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil
