@@ -559,3 +559,21 @@ func TestNormalizeLipschitz(t *testing.T) {
 		t.Errorf("short L: %v", err)
 	}
 }
+
+// TestBasisCount: every basis has Count() = Dim() (the method set of
+// surrogate.Directions), and only Canonical claims to be the identity.
+func TestBasisCount(t *testing.T) {
+	m, err := NewMatrix([][]float64{{1, 2}, {3, 4}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []Basis{Canonical(3), Gaussian{N: 4, Seed: 1}, m} {
+		if b.Count() != b.Dim() {
+			t.Errorf("%T: Count %d, Dim %d", b, b.Count(), b.Dim())
+		}
+		_, id := b.(interface{ Identity() bool })
+		if _, canonical := b.(Canonical); id != canonical {
+			t.Errorf("%T: has Identity %v", b, id)
+		}
+	}
+}

@@ -429,14 +429,12 @@ func (r *Run) refresh() error {
 	if (r.c.Iter+1)%r.cfg.RefreshEvery != 0 {
 		return nil
 	}
-	n := r.basis.Dim()
-	dirs := surrogate.FromFunc(n, n, r.basis.Column)
 	var L []float64
 	var err error
 	if r.cfg.Lipschitz == Local {
-		L, err = r.sur.LipschitzLocal(r.stepper.X(), dirs)
+		L, err = r.sur.LipschitzLocal(r.stepper.X(), r.basis)
 	} else {
-		L, err = r.sur.LipschitzGlobal(dirs)
+		L, err = r.sur.LipschitzGlobal(r.basis)
 	}
 	if err != nil {
 		return fmt.Errorf("train: surrogate: %w", err)
