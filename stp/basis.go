@@ -7,13 +7,24 @@ import (
 )
 
 // Basis is a set of n directions b_1..b_n in R^n (the columns of a square
-// matrix B). Indices are 0-based.
+// matrix B). Indices are 0-based. Its method set is also that of
+// surrogate.Directions (which this package does not import), so a Basis can
+// be passed to the surrogate's Lipschitz estimates as it is.
 type Basis interface {
 	// Dim returns n.
 	Dim() int
-	// Column writes b_i into dst, which has length Dim().
+	// Count returns the number of directions, which must equal Dim().
+	Count() int
+	// Column writes b_i into dst, which has length Dim(). It must be safe
+	// to call from another goroutine than the one that built the basis.
 	Column(i int, dst []float64)
 }
+
+var (
+	_ Basis = Canonical(0)
+	_ Basis = Gaussian{}
+	_ Basis = (*Matrix)(nil)
+)
 
 // Canonical is the canonical basis e_1..e_n of R^n. Canonical(n) is a
 // valid Basis; its value is the dimension.
@@ -21,6 +32,14 @@ type Canonical int
 
 // Dim returns n.
 func (c Canonical) Dim() int { return int(c) }
+
+// Count returns n.
+func (c Canonical) Count() int { return int(c) }
+
+// Identity reports that the directions are the columns of the identity
+// matrix, so that a consumer (the surrogate's Lipschitz estimates) may skip
+// the product with B.
+func (Canonical) Identity() bool { return true }
 
 // Column writes e_i into dst.
 func (c Canonical) Column(i int, dst []float64) {
@@ -46,6 +65,9 @@ type Gaussian struct {
 
 // Dim returns n.
 func (g Gaussian) Dim() int { return g.N }
+
+// Count returns n.
+func (g Gaussian) Count() int { return g.N }
 
 // Column writes b_i into dst.
 func (g Gaussian) Column(i int, dst []float64) {
@@ -107,6 +129,9 @@ func NewMatrix(cols [][]float64, normalize bool) (*Matrix, error) {
 
 // Dim returns n.
 func (m *Matrix) Dim() int { return len(m.cols) }
+
+// Count returns n.
+func (m *Matrix) Count() int { return len(m.cols) }
 
 // Column writes b_i into dst.
 func (m *Matrix) Column(i int, dst []float64) { copy(dst, m.cols[i]) }

@@ -17,8 +17,9 @@
 //     of K measurements). The caller evaluates the batch however it likes,
 //     e.g. in one remote call. The stepper state, RNG included, round-trips
 //     bit-exactly through [Stepper.MarshalBinary] and [Stepper.UnmarshalBinary].
-//   - [STP] and [STPIS] implement gonum's optimize.Method, so
-//     optimize.Minimize can run them on any Go function.
+//   - [Method] implements gonum's optimize.Method, so optimize.Minimize
+//     can run STP or STP_IS (picked by Settings.Sampling) on any Go
+//     function.
 //
 // Directions come from a [Basis]: the canonical basis, a seeded Gaussian
 // matrix whose columns are regenerated on demand (no O(n²) storage), or any

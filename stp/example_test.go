@@ -33,7 +33,7 @@ func ExampleStepper() {
 		}
 	}
 	x := s.X()
-	fmt.Printf("x = [%.3f %.3f], f < 1e-6: %v, evaluations: %d\n", x[0], x[1], s.F() < 1e-6, s.Evaluations())
+	fmt.Printf("x = [%.3f %.3f], f < 1e-6: %v, evaluations: %d\n", x[0], x[1], s.F() < 1e-6, s.Points())
 	// Output:
 	// x = [1.000 -2.000], f < 1e-6: true, evaluations: 61
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Sampling chooses how the probabilities p and step parameters v follow from
@@ -187,4 +188,45 @@ func Entropy(p []float64) float64 {
 		}
 	}
 	return h
+}
+
+// NormalizeLipschitz returns L scaled by the c > 0 for which the step
+// parameters v that sampling s derives from c·L have mean 1, the v of plain
+// STP without L: c = 1/mean(L) for ISL (v_i = L_i), 1/mean(√L)² for ISSqrt
+// (v_i = √L_i) and 1/max(L) for Uniform (v_i = max L). A step constant
+// (α0 of the Decaying rule, ε of the Fixed rule) then means the same mean
+// step length α·v_i whatever the scale of f, and when L is re-estimated
+// during a run. p does not depend on the scale. L is not modified; every
+// L_i must be finite and > 0. Custom sampling has no v to normalize.
+func NormalizeLipschitz(s Sampling, L []float64) ([]float64, error) {
+	if len(L) == 0 {
+		return nil, fmt.Errorf("%w: empty L", ErrDimension)
+	}
+	if _, _, err := FromLipschitz(s, L, len(L)); err != nil {
+		return nil, err
+	}
+	var scale float64
+	switch s {
+	case Uniform:
+		scale = 1 / slices.Max(L)
+	case ISL, ISSqrt:
+		var mean float64
+		for _, l := range L {
+			if s == ISL {
+				mean += l
+			} else {
+				mean += math.Sqrt(l)
+			}
+		}
+		mean /= float64(len(L))
+		scale = 1 / mean
+		if s == ISSqrt {
+			scale *= scale
+		}
+	}
+	out := make([]float64, len(L))
+	for i, l := range L {
+		out[i] = l * scale
+	}
+	return out, nil
 }

@@ -14,7 +14,7 @@ const stateVersion = 1
 // State is everything of a Stepper that changes while it runs. It encodes
 // with encoding/gob (float values may be NaN or ±Inf, which encoding/json
 // rejects). Settings that do not change (basis, step rule and its
-// constants, K, goal, mixing) are not part of it: restore a State into a
+// constants, goal, mixing) are not part of it: restore a State into a
 // stepper built with the same Settings. N, Goal, Rule and Mixing are
 // stored to detect a mismatch.
 type State struct {
@@ -27,9 +27,6 @@ type State struct {
 	X      []float64
 	F      float64
 	FKnown bool
-	// FCount is the number of re-measurements averaged into F
-	// (Settings.AverageCenter); 0 in states written before it existed.
-	FCount int
 	Iter   int
 	Points int64
 	// P is p after mixing; V is v.
@@ -62,7 +59,6 @@ func (s *Stepper) State() (State, error) {
 		X:       append([]float64(nil), s.x...),
 		F:       s.f,
 		FKnown:  s.fKnown,
-		FCount:  s.fCount,
 		Iter:    s.iter,
 		Points:  s.points,
 		P:       append([]float64(nil), s.p...),
@@ -100,7 +96,7 @@ func (s *Stepper) SetState(st State) error {
 		return fmt.Errorf("%w: random source: %w", ErrState, err)
 	}
 	s.x = append(s.x[:0], st.X...)
-	s.f, s.fKnown, s.fCount = st.F, st.FKnown, st.FCount
+	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points
 	s.p = append([]float64(nil), st.P...)
 	s.v = append([]float64(nil), st.V...)

@@ -76,9 +76,6 @@ type Settings struct {
 	// Alpha0 is α0 of the Decaying, ConvexFStar and StronglyConvexFStar
 	// rules. Default 1. See OptimalAlpha0 for Theorem 1's best value.
 	Alpha0 float64
-	// AlphaMin is a floor under the Decaying rule's α0/√(k+1): the step is
-	// max(α0/√(k+1), AlphaMin)/v_i. Default 0 (no floor, Theorem 1's rule).
-	AlphaMin float64
 	// Epsilon is ε of the Fixed rule α = ε/(n v_i). Default 1.
 	Epsilon float64
 	// T is t of the FiniteDifference rule. Default 1e-4 (the paper's).
@@ -99,28 +96,6 @@ type Settings struct {
 	// lucky high-noise value can freeze progress for many iterations.
 	// On a deterministic f re-measuring only wastes evaluations.
 	Remeasure bool
-	// AverageCenter, with Remeasure, makes f(x_k) the mean of all the
-	// re-measurements of x_k since it was accepted, instead of the latest
-	// one. The value that made x_k win is dropped at its first
-	// re-measurement (it is the maximum of noisy draws). The incumbent's
-	// noise then shrinks the longer it stays, so a candidate must beat x_k's
-	// mean, not one fresh draw of it.
-	AverageCenter bool
-	// Confirm re-checks an apparent winner before moving: when x+ or x−
-	// beats f(x_k), the iteration takes one more batch {winner, x_k} of
-	// fresh samples (a Batch with Recheck set), and x_k moves only if the
-	// winner's mean over both measurements still beats x_k's mean over its
-	// two. The new f(x_k) is that two-measurement mean. With a noisy f and
-	// one sample per value, a lucky draw otherwise wins outright; the
-	// re-check costs 2 more points, on the iterations that would move only.
-	// It needs a measured f(x_k) to re-check against (Remeasure, or F0 and
-	// a deterministic f), and applies to the two-point rules
-	// (Decaying, Fixed).
-	Confirm bool
-	// K is the number of evaluations behind each value passed to Tell (the
-	// values are means of K samples). It only affects Evaluations().
-	// Default 1.
-	K int
 	// F0, if non-nil, is the known f(x0); the first batch then does not
 	// measure x0.
 	F0 *float64
@@ -150,9 +125,6 @@ type Batch struct {
 	Points [][]float64
 	// Roles gives the role of each point.
 	Roles []Role
-	// Recheck marks the re-check batch of Settings.Confirm: {winner, x_k}
-	// measured again, on samples independent of the first batch's.
-	Recheck bool
 }
 
 // Outcome is what Tell did.
@@ -169,10 +141,9 @@ type Outcome struct {
 type phase int
 
 const (
-	phaseIdle    phase = iota // no batch outstanding
-	phasePre                  // probe / x0 batch outstanding
-	phaseMain                 // x± batch outstanding
-	phaseRecheck              // Confirm's {winner, x_k} batch outstanding
+	phaseIdle phase = iota // no batch outstanding
+	phasePre               // probe / x0 batch outstanding
+	phaseMain              // x± batch outstanding
 )
 
 // Stepper runs Algorithm 1 one batch at a time. Create it with NewStepper.
@@ -183,14 +154,10 @@ type Stepper struct {
 	basis Basis
 	src   rand.Source
 	rnd   *rand.Rand
-	k     int
 
 	x      []float64
 	f      float64
 	fKnown bool // f(x_k) has been measured (f may still be NaN)
-	// fCount is the number of re-measurements averaged into f with
-	// AverageCenter (0: f is the value that made x_k win, or x0's).
-	fCount int
 
 	iter   int
 	points int64
@@ -207,11 +174,6 @@ type Stepper struct {
 	preDone      bool
 	centerThisIt bool
 	roles        []Role
-	// Confirm's pending re-check: the apparent winner and the first values
-	// of it and of x_k.
-	recheck          bool
-	winner           Role
-	winnerF, centerF float64
 }
 
 // NewStepper returns a stepper that starts at x0 (copied).
@@ -242,7 +204,7 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 	for _, c := range []struct {
 		name string
 		v    float64
-	}{{"Alpha0", settings.Alpha0}, {"AlphaMin", settings.AlphaMin}, {"Epsilon", settings.Epsilon}, {"T", settings.T}, {"Mu", settings.Mu}} {
+	}{{"Alpha0", settings.Alpha0}, {"Epsilon", settings.Epsilon}, {"T", settings.T}, {"Mu", settings.Mu}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return nil, fmt.Errorf("%w: %s = %v, want finite and ≥ 0", ErrSettings, c.name, c.v)
 		}
@@ -253,13 +215,6 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 	if math.IsNaN(settings.FStar) || math.IsInf(settings.FStar, 0) {
 		return nil, fmt.Errorf("%w: FStar = %v", ErrSettings, settings.FStar)
 	}
-	if settings.Confirm && settings.Rule != Decaying && settings.Rule != Fixed {
-		return nil, fmt.Errorf("%w: Confirm needs the Decaying or Fixed rule, not %v", ErrSettings, settings.Rule)
-	}
-	if settings.K < 0 {
-		return nil, fmt.Errorf("%w: K = %d", ErrSettings, settings.K)
-	}
-	s.k = max(settings.K, 1)
 	var p, v []float64
 	var err error
 	if settings.Sampling == Custom {
@@ -317,6 +272,24 @@ func (s *Stepper) SetLipschitz(L []float64) error {
 	return s.setPV(p, v)
 }
 
+// SetLipschitzNormalized is SetLipschitz(NormalizeLipschitz(Sampling, L)):
+// the scale of L is dropped, so that the step constants keep their
+// meaning when L is re-estimated (see [NormalizeLipschitz]). L is not
+// modified.
+func (s *Stepper) SetLipschitzNormalized(L []float64) error {
+	if err := s.between(); err != nil {
+		return err
+	}
+	if len(L) != s.n {
+		return fmt.Errorf("%w: len(L) = %d, want %d", ErrDimension, len(L), s.n)
+	}
+	nl, err := NormalizeLipschitz(s.set.Sampling, L)
+	if err != nil {
+		return err
+	}
+	return s.SetLipschitz(nl)
+}
+
 // SetProbabilities replaces p (mixing is applied to it) and v. It may be
 // called only between iterations. On error the old p and v are kept.
 func (s *Stepper) SetProbabilities(p, v []float64) error {
@@ -350,9 +323,6 @@ func (s *Stepper) Iter() int { return s.iter }
 
 // Points returns the number of points evaluated (values told).
 func (s *Stepper) Points() int64 { return s.points }
-
-// Evaluations returns the number of function evaluations: Points() × K.
-func (s *Stepper) Evaluations() int64 { return s.points * int64(s.k) }
 
 // Dim returns n.
 func (s *Stepper) Dim() int { return s.n }
@@ -410,13 +380,7 @@ func (s *Stepper) stepSize(probe float64) float64 {
 	}
 	switch s.set.Rule {
 	case Decaying:
-		sq := math.Sqrt(float64(s.iter + 1))
-		if a0/sq < s.set.AlphaMin {
-			return s.set.AlphaMin / vi
-		}
-		// Theorem 1's α, computed as before AlphaMin existed so that runs
-		// stay bit-for-bit reproducible.
-		return a0 / (vi * sq)
+		return a0 / (vi * math.Sqrt(float64(s.iter+1)))
 	case Fixed:
 		eps := s.set.Epsilon
 		if eps == 0 {
@@ -445,9 +409,7 @@ func (s *Stepper) t() float64 {
 // measured (first iteration without F0, or Remeasure). The
 // FiniteDifference rule needs f(x_k + t b_i) before x± exist, so its
 // iterations take two batches: {probe[, x_k]} then {x+, x−}. The f*-rules
-// take a first batch {x_k} only when f(x_0) is unknown. With
-// Settings.Confirm an iteration whose x± beats x_k takes a last batch
-// {winner, x_k} (Recheck). Propose must be followed by Tell before the next
+// take a first batch {x_k} only when f(x_0) is unknown. Propose must be followed by Tell before the next
 // Propose.
 func (s *Stepper) Propose() (Batch, error) {
 	if s.phase != phaseIdle {
@@ -462,18 +424,6 @@ func (s *Stepper) Propose() (Batch, error) {
 		s.alpha = math.NaN()
 	}
 	b := Batch{Iter: s.iter, Index: s.idx}
-	if s.recheck {
-		s.phase = phaseRecheck
-		alpha := s.alpha
-		if s.winner == Minus {
-			alpha = -alpha
-		}
-		b.Alpha, b.Recheck = s.alpha, true
-		b.Points = [][]float64{s.point(alpha), append([]float64(nil), s.x...)}
-		b.Roles = []Role{s.winner, Center}
-		s.roles = b.Roles
-		return b, nil
-	}
 	measureCenter := (!s.fKnown || s.set.Remeasure) && !s.centerThisIt
 	if s.needsPre() && !s.preDone {
 		s.phase = phasePre
@@ -504,20 +454,10 @@ func (s *Stepper) Propose() (Batch, error) {
 }
 
 // measured applies a fresh measurement of f(x_k). The first measurement is
-// kept whatever it is; a re-measurement replaces f (or, with
-// AverageCenter, joins its running mean) only when it is valid.
+// kept whatever it is; a re-measurement replaces f only when it is valid.
 func (s *Stepper) measured(f float64) {
-	switch {
-	case !s.fKnown:
+	if !s.fKnown || s.valid(f) {
 		s.f = f
-		s.fCount = 1
-	case !s.valid(f):
-	case s.set.AverageCenter && s.fCount > 0 && s.valid(s.f):
-		s.fCount++
-		s.f += (f - s.f) / float64(s.fCount)
-	default:
-		s.f = f
-		s.fCount = 1
 	}
 	s.fKnown = true
 	s.centerThisIt = true
@@ -540,9 +480,6 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 	s.points += int64(len(values))
 	ph := s.phase
 	s.phase = phaseIdle
-	if ph == phaseRecheck {
-		return s.confirmed(values[0], values[1]), nil
-	}
 	var probe, plus, minus float64
 	for j, r := range s.roles {
 		switch r {
@@ -576,37 +513,7 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 	if s.better(minus, best) {
 		acc, best = Minus, minus
 	}
-	if acc != Center && s.set.Confirm && s.valid(s.f) {
-		s.recheck, s.winner, s.winnerF, s.centerF = true, acc, best, s.f
-		return Outcome{F: s.f}, nil
-	}
 	return s.complete(acc, best), nil
-}
-
-// confirmed finishes Confirm's re-check: the winner moves x_k only if its
-// mean of two measurements beats x_k's. An invalid second value counts as
-// a loss for the winner and is ignored for x_k.
-func (s *Stepper) confirmed(winner, center float64) Outcome {
-	s.recheck = false
-	fc, fCount := s.centerF, s.fCount
-	if s.valid(center) {
-		if s.set.AverageCenter && fCount > 0 {
-			// The second measurement joins x_k's running mean.
-			fCount++
-			fc += (center - fc) / float64(fCount)
-		} else {
-			fc = (fc + center) / 2
-		}
-	}
-	fw := math.NaN()
-	if s.valid(winner) {
-		fw = (s.winnerF + winner) / 2
-	}
-	if s.better(fw, fc) {
-		return s.complete(s.winner, fw)
-	}
-	s.fCount = fCount
-	return s.complete(Center, fc)
 }
 
 // complete ends the iteration with acc as x_k, whose value is f.
@@ -614,10 +521,8 @@ func (s *Stepper) complete(acc Role, f float64) Outcome {
 	switch acc {
 	case Plus:
 		s.move(s.alpha)
-		s.fCount = 0
 	case Minus:
 		s.move(-s.alpha)
-		s.fCount = 0
 	}
 	s.f = f
 	s.iter++

@@ -39,7 +39,7 @@ func TestImportanceSamplingSpeedup(t *testing.T) {
 			if s.F() > 1e-6*r0 {
 				t.Fatalf("%v seed %d: f = %v after %d iterations", smp, seed, s.F(), s.Iter())
 			}
-			evals[smp] += float64(s.Evaluations()) / 10
+			evals[smp] += float64(s.Points()) / 10
 		}
 	}
 	theory := float64(n) * slices.Max(q.L) / sum(q.L)
@@ -183,7 +183,7 @@ func noisy(q quad, r *rand.Rand) func([]float64) float64 {
 // fresh stepper and checks that the continuation is bit-identical.
 func TestCheckpoint(t *testing.T) {
 	q := newQuad(8, 100)
-	set := Settings{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: FiniteDifference, Remeasure: true, K: 4, Seed: 9}
+	set := Settings{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: FiniteDifference, Remeasure: true, Seed: 9}
 	drive := func(s *Stepper, f func([]float64) float64, until int, trace *[][]float64) {
 		for s.Iter() < until {
 			b, err := s.Propose()
@@ -199,7 +199,7 @@ func TestCheckpoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			if out.Completed {
-				*trace = append(*trace, append(s.X(), s.F(), float64(s.Evaluations())))
+				*trace = append(*trace, append(s.X(), s.F(), float64(s.Points())))
 				if s.Iter() == 10 { // p and v change mid-run, as in the trainer
 					L := slices.Clone(q.L)
 					slices.Reverse(L)
@@ -237,8 +237,8 @@ func TestCheckpoint(t *testing.T) {
 	if len(resumed) != 50 || !slices.EqualFunc(full, resumed, slices.Equal) {
 		t.Fatal("resumed trajectory differs from the uninterrupted one")
 	}
-	if b.Evaluations() != a.Evaluations() || b.Iter() != 50 {
-		t.Errorf("counters: %d/%d evaluations, iteration %d", b.Evaluations(), a.Evaluations(), b.Iter())
+	if b.Points() != a.Points() || b.Iter() != 50 {
+		t.Errorf("counters: %d/%d points, iteration %d", b.Points(), a.Points(), b.Iter())
 	}
 
 	// A mismatched stepper and a non-marshalable source are refused.
@@ -297,7 +297,7 @@ func TestBadInputs(t *testing.T) {
 		{"empty x0", Settings{}, nil, ErrDimension},
 		{"mu", Settings{Rule: StronglyConvexFStar}, x0, ErrSettings},
 		{"gamma", Settings{Mixing: 2}, x0, ErrSettings},
-		{"alpha floor", Settings{AlphaMin: -1}, x0, ErrSettings},
+		{"alpha0", Settings{Alpha0: -1}, x0, ErrSettings},
 	} {
 		if _, err := NewStepper(c.x0, c.set); !errors.Is(err, c.want) {
 			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
@@ -370,8 +370,8 @@ func TestNaNNeverAccepted(t *testing.T) {
 	if _, err := s.Tell([]float64{math.NaN(), 1}); !errors.Is(err, ErrNoValue) {
 		t.Errorf("NaN probe: %v (roles %v)", err, b.Roles)
 	}
-	if s.Iter() != 0 || s.Evaluations() != 2 {
-		t.Errorf("after NaN probe: iteration %d, evaluations %d", s.Iter(), s.Evaluations())
+	if s.Iter() != 0 || s.Points() != 2 {
+		t.Errorf("after NaN probe: iteration %d, evaluations %d", s.Iter(), s.Points())
 	}
 }
 
@@ -423,17 +423,6 @@ func TestStepRules(t *testing.T) {
 			t.Errorf("%v: α·v = %v, want %v", c.set.Rule, got, c.want)
 		}
 	}
-	// The Decaying rule with a floor: α0/√(k+1) until it falls below
-	// AlphaMin, then AlphaMin (times 1/v_i throughout).
-	fl, _ := NewStepper([]float64{0, 0}, Settings{Rule: Decaying, Alpha0: 1, AlphaMin: 0.25, Sampling: ISL, L: L, F0: &f0})
-	for k := range 40 {
-		b, _ := fl.Propose()
-		want := math.Max(1/math.Sqrt(float64(k+1)), 0.25)
-		if got := b.Alpha * L[b.Index]; math.Abs(got-want) > 1e-15 {
-			t.Fatalf("iteration %d with AlphaMin 0.25: α·v = %v, want %v", k, got, want)
-		}
-		fl.Tell([]float64{f0, f0})
-	}
 	// Finite difference: α = |f(probe) − f(x)| / (t v_i).
 	s, _ := NewStepper([]float64{0, 0}, Settings{Rule: FiniteDifference, T: 0.5, Sampling: ISL, L: L, F0: &f0})
 	b, _ := s.Propose()
@@ -478,7 +467,7 @@ func TestSamplingAndAlias(t *testing.T) {
 	}
 }
 
-// TestOptimizeMinimize runs both methods through optimize.Minimize on
+// TestOptimizeMinimize runs STP and STP_IS through optimize.Minimize on
 // gonum's Beale function (minimum 0 at (3, 0.5)), twice each, and checks
 // that the reruns agree.
 func TestOptimizeMinimize(t *testing.T) {
@@ -486,8 +475,8 @@ func TestOptimizeMinimize(t *testing.T) {
 	for _, m := range []optimize.Method{
 		// v must not be too small for FD steps on Beale: with v = 1 every
 		// step overshoots, is rejected, and x never moves.
-		&STP{Settings: Settings{Rule: FiniteDifference, L: []float64{100, 100}, Seed: 3}},
-		&STPIS{Settings: Settings{Rule: FiniteDifference, L: []float64{10, 100}, Seed: 3}},
+		&Method{Settings: Settings{Rule: FiniteDifference, L: []float64{100, 100}, Seed: 3}},
+		&Method{Settings: Settings{Sampling: ISL, Rule: FiniteDifference, L: []float64{10, 100}, Seed: 3}},
 	} {
 		var first float64
 		for rep := range 2 {
@@ -506,131 +495,85 @@ func TestOptimizeMinimize(t *testing.T) {
 		}
 	}
 	// A bad setting ends the run with Failure.
-	_, err := optimize.Minimize(p, []float64{1, 1}, nil, &STPIS{})
+	_, err := optimize.Minimize(p, []float64{1, 1}, nil, &Method{Settings: Settings{Sampling: ISL}})
 	if !errors.Is(err, ErrStepParams) {
-		t.Errorf("STPIS without L: %v", err)
+		t.Errorf("STP_IS without L: %v", err)
+	}
+	_, err = optimize.Minimize(p, []float64{1, 1}, nil, &Method{Settings: Settings{Goal: Maximize}})
+	if !errors.Is(err, ErrSettings) {
+		t.Errorf("Maximize: %v", err)
+	}
+	// The zero Method is plain STP and runs.
+	if res, err := optimize.Minimize(p, []float64{1, 1}, &optimize.Settings{FuncEvaluations: 3000}, &Method{}); err != nil || !(res.F < functions.Beale{}.Func([]float64{1, 1})) {
+		t.Errorf("zero Method: f = %v, %v", res.F, err)
 	}
 }
 
-// TestAverageCenter follows f(x_k) by hand: the re-measurements of x_k are
-// averaged, the value that made a new x_k win is dropped at its first
-// re-measurement, and the count survives a checkpoint.
-func TestAverageCenter(t *testing.T) {
-	set := Settings{Goal: Maximize, Remeasure: true, AverageCenter: true}
-	s, err := NewStepper([]float64{0, 0}, set)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tell := func(s *Stepper, plus, center float64) Outcome {
-		t.Helper()
-		b, err := s.Propose()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(b.Roles, []Role{Plus, Minus, Center}) {
-			t.Fatalf("roles %v", b.Roles)
-		}
-		out, err := s.Tell([]float64{plus, math.Inf(-1), center})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	for _, c := range []struct {
-		plus, center, want float64
-		acc                Role
-	}{
-		{0, 10, 10, Center},
-		{0, 20, 15, Center},
-		{0, 30, 20, Center},
-		{22, 30, 22.5, Center}, // (10+20+30+30)/4 beats 22
-		{25, 30, 25, Plus},     // the mean 24 loses to 25
-		{0, 5, 5, Center},      // the winning 25 is dropped
-	} {
-		if out := tell(s, c.plus, c.center); out.F != c.want || out.Accepted != c.acc {
-			t.Fatalf("plus %v center %v: f %v accepted %v, want %v %v", c.plus, c.center, out.F, out.Accepted, c.want, c.acc)
-		}
-	}
-	b, err := s.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := NewStepper([]float64{0, 0}, set)
-	if err := r.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
-	}
-	if out := tell(r, 0, 7); out.F != 6 {
-		t.Errorf("after restore: f %v, want the mean 6", out.F)
-	}
-	plain, _ := NewStepper([]float64{0, 0}, Settings{Goal: Maximize, Remeasure: true})
-	tell(plain, 0, 10)
-	if out := tell(plain, 0, 20); out.F != 20 {
-		t.Errorf("without AverageCenter: f %v, want the latest 20", out.F)
-	}
-}
-
-func TestConfirm(t *testing.T) {
-	s, err := NewStepper([]float64{0, 0}, Settings{Goal: Maximize, Remeasure: true, Confirm: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// batch proposes the next batch, checks its roles and recheck flag, and
-	// tells vals.
-	batch := func(roles []Role, recheck bool, vals ...float64) Outcome {
-		t.Helper()
-		b, err := s.Propose()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(b.Roles, roles) || b.Recheck != recheck {
-			t.Fatalf("roles %v recheck %v, want %v %v", b.Roles, b.Recheck, roles, recheck)
-		}
-		if recheck {
-			// The winner's point is x_k ± α b_i, the same as in the first batch.
-			if d := math.Hypot(b.Points[0][0]-b.Points[1][0], b.Points[0][1]-b.Points[1][1]); math.Abs(d-b.Alpha) > 1e-12 {
-				t.Fatalf("recheck winner at distance %v from x_k, want α = %v", d, b.Alpha)
+// TestNormalizeLipschitz: the normalized L gives step parameters of mean 1
+// and the same p as the raw L, for every sampling, whatever the scale of L;
+// the stepper's SetLipschitzNormalized applies it.
+func TestNormalizeLipschitz(t *testing.T) {
+	raw := []float64{0.5, 3, 40, 7}
+	for _, smp := range []Sampling{Uniform, ISSqrt, ISL} {
+		for _, scale := range []float64{1e-6, 1, 1e6} {
+			L := make([]float64, len(raw))
+			for i, l := range raw {
+				L[i] = scale * l
+			}
+			nl, err := NormalizeLipschitz(smp, L)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if L[0] != scale*raw[0] {
+				t.Fatal("NormalizeLipschitz modified its input")
+			}
+			p0, _, _ := FromLipschitz(smp, L, len(L))
+			p, v, _ := FromLipschitz(smp, nl, len(L))
+			if m := sum(v) / float64(len(v)); math.Abs(m-1) > 1e-12 {
+				t.Errorf("%v scale %g: mean v = %v, want 1", smp, scale, m)
+			}
+			for i := range p {
+				if math.Abs(p[i]-p0[i]) > 1e-12 {
+					t.Errorf("%v scale %g: p changed: %v, want %v", smp, scale, p, p0)
+					break
+				}
 			}
 		}
-		out, err := s.Tell(vals)
-		if err != nil {
-			t.Fatal(err)
+	}
+	if _, err := NormalizeLipschitz(Custom, raw); !errors.Is(err, ErrSettings) {
+		t.Errorf("Custom: %v", err)
+	}
+	if _, err := NormalizeLipschitz(ISL, []float64{1, 0}); !errors.Is(err, ErrStepParams) {
+		t.Errorf("zero L: %v", err)
+	}
+	s, _ := NewStepper(make([]float64, 4), Settings{Sampling: ISL, L: []float64{1, 1, 1, 1}})
+	if err := s.SetLipschitzNormalized([]float64{2, 4, 6, 8}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{0.4, 0.8, 1.2, 1.6} {
+		if v := s.StepParams()[i]; math.Abs(v-want) > 1e-15 {
+			t.Errorf("v[%d] = %v after SetLipschitzNormalized, want %v", i, v, want)
 		}
-		return out
 	}
-	main := []Role{Plus, Minus, Center}
-	// x_k wins outright: no re-check.
-	if out := batch(main, false, 1, 2, 5); !out.Completed || out.Accepted != Center || out.F != 5 {
-		t.Fatalf("x_k wins: %+v", out)
+	if err := s.SetLipschitzNormalized([]float64{1}); !errors.Is(err, ErrDimension) {
+		t.Errorf("short L: %v", err)
 	}
-	// x− wins by a lucky draw (8 against 5), loses the re-check (2 against
-	// 6): mean 5 against x_k's 5.5, so x_k stays, with its two-value mean.
-	if out := batch(main, false, 1, 8, 5); out.Completed {
-		t.Fatalf("a winner completed the iteration without a re-check: %+v", out)
+}
+
+// TestBasisCount: every basis has Count() = Dim() (the method set of
+// surrogate.Directions), and only Canonical claims to be the identity.
+func TestBasisCount(t *testing.T) {
+	m, err := NewMatrix([][]float64{{1, 2}, {3, 4}}, false)
+	if err != nil {
+		t.Fatal(err)
 	}
-	x := s.X()
-	if out := batch([]Role{Minus, Center}, true, 2, 6); !out.Completed || out.Accepted != Center || out.F != 5.5 {
-		t.Fatalf("lucky x−: %+v, want x_k kept with f 5.5", out)
-	}
-	if !slices.Equal(s.X(), x) {
-		t.Fatal("x_k moved after a lost re-check")
-	}
-	// x+ wins and confirms: f is its two-value mean.
-	batch(main, false, 9, 1, 5)
-	if out := batch([]Role{Plus, Center}, true, 7, 5); !out.Completed || out.Accepted != Plus || out.F != 8 {
-		t.Fatalf("confirmed x+: %+v, want x+ with f 8", out)
-	}
-	if slices.Equal(s.X(), x) {
-		t.Fatal("x_k did not move after a confirmed win")
-	}
-	// A NaN re-check of the winner is a loss.
-	batch(main, false, 9, 1, 5)
-	if out := batch([]Role{Plus, Center}, true, math.NaN(), 5); out.Accepted != Center || out.F != 5 {
-		t.Fatalf("NaN re-check: %+v, want x_k kept", out)
-	}
-	if s.Iter() != 4 || s.Points() != 3*4+2*3 {
-		t.Fatalf("iterations %d points %d, want 4 and 18", s.Iter(), s.Points())
-	}
-	if _, err := NewStepper([]float64{0}, Settings{Confirm: true, Rule: FiniteDifference}); !errors.Is(err, ErrSettings) {
-		t.Fatalf("Confirm with the finite-difference rule: err %v, want ErrSettings", err)
+	for _, b := range []Basis{Canonical(3), Gaussian{N: 4, Seed: 1}, m} {
+		if b.Count() != b.Dim() {
+			t.Errorf("%T: Count %d, Dim %d", b, b.Count(), b.Dim())
+		}
+		_, id := b.(interface{ Identity() bool })
+		if _, canonical := b.(Canonical); id != canonical {
+			t.Errorf("%T: has Identity %v", b, id)
+		}
 	}
 }

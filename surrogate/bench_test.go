@@ -8,7 +8,7 @@ import (
 // gaussianBasis returns the n×n basis with i.i.d. N(0,1) entries whose
 // column j is generated from (seed, j), so it is never stored.
 func gaussianBasis(n int, seed uint64) Directions {
-	return FromFunc(n, n, func(j int, dst []float64) {
+	return fromFunc(n, n, func(j int, dst []float64) {
 		r := rand.New(rand.NewPCG(seed, uint64(j)))
 		for i := range dst {
 			dst[i] = r.NormFloat64()
@@ -59,7 +59,7 @@ func BenchmarkHumanoidRefresh(b *testing.B) {
 // BenchmarkHumanoidCanonical is the same refresh along the canonical basis.
 func BenchmarkHumanoidCanonical(b *testing.B) {
 	m := humanoidModel(b, 1000)
-	dirs := Canonical(m.Dim())
+	dirs := identityBasis(m.Dim())
 	x, _ := m.History(0)
 	x = append([]float64(nil), x...)
 	b.ResetTimer()

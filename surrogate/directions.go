@@ -6,26 +6,26 @@ import "gonum.org/v1/gonum/mat"
 // columns of a Dim×Count matrix D, given implicitly so that D need not be
 // stored. Column writes d_j into dst (length Dim). The Lipschitz methods
 // call Column sequentially, each j once, in increasing order, from one
-// goroutine that may not be the caller's.
+// goroutine that may not be the caller's. The bases of package stp
+// (stp.Canonical, stp.Gaussian, stp.Matrix) are Directions as they are;
+// directions that also have a method Identity() bool returning true are
+// taken to be the canonical basis (a fast path with no product).
 type Directions interface {
 	Dim() int
 	Count() int
 	Column(j int, dst []float64)
 }
 
-// Canonical returns the canonical basis e_1..e_n of R^n. The Lipschitz
-// methods recognize it and skip the product W1·D.
-func Canonical(n int) Directions { return canonical(n) }
+// identity is implemented by directions that are the canonical basis
+// e_1..e_n (stp.Canonical is one): when Identity returns true and Count
+// equals Dim, the Lipschitz methods skip the product W1·D.
+type identity interface {
+	Identity() bool
+}
 
-type canonical int
-
-func (c canonical) Dim() int   { return int(c) }
-func (c canonical) Count() int { return int(c) }
-func (c canonical) Column(j int, dst []float64) {
-	for i := range dst {
-		dst[i] = 0
-	}
-	dst[j] = 1
+func isIdentity(d Directions) bool {
+	id, ok := d.(identity)
+	return ok && id.Identity() && d.Count() == d.Dim()
 }
 
 // FromMatrix returns the columns of a as directions.
@@ -45,19 +45,3 @@ func (d matrixDirs) Column(j int, dst []float64) {
 	}
 	mat.Col(dst, j, d.a)
 }
-
-// FromFunc returns count directions in R^dim whose j-th one is written into
-// dst by column(j, dst). column is called as described for Directions; use
-// it to generate a basis from a seed instead of storing it.
-func FromFunc(dim, count int, column func(j int, dst []float64)) Directions {
-	return funcDirs{dim, count, column}
-}
-
-type funcDirs struct {
-	dim, count int
-	f          func(int, []float64)
-}
-
-func (d funcDirs) Dim() int                    { return d.dim }
-func (d funcDirs) Count() int                  { return d.count }
-func (d funcDirs) Column(j int, dst []float64) { d.f(j, dst) }

@@ -59,8 +59,8 @@
 //
 // The global value bounds the second derivative of f̂ along d everywhere; the
 // local one is the curvature at x. Both are computed for all directions in one
-// pass of W1·D ([Model.Lipschitz]). The canonical basis ([Canonical]) takes a
-// fast path with no product. Other bases are read column by column through
+// pass of W1·D ([Model.Lipschitz]). The canonical basis (directions with an
+// Identity method, such as stp.Canonical) takes a fast path with no product. Other bases are read column by column through
 // [Directions] in blocks, so D is never materialized: the pass holds
 // (GOMAXPROCS+2) blocks of 48 columns plus a packed copy of W1, i.e. about
 // 8·dim·(48·(GOMAXPROCS+2) + width) bytes (≈ 21 MiB at Humanoid size on 2

@@ -70,7 +70,7 @@ func (m *Model) Lipschitz(x []float64, dirs Directions) (global, local []float64
 		local = make([]float64, count)
 	}
 	global = make([]float64, count)
-	if cd, ok := dirs.(canonical); ok && int(cd) == m.dim {
+	if isIdentity(dirs) {
 		m.canonicalPass(a, c, global, local)
 	} else if err := m.blockPass(dirs, a, c, global, local); err != nil {
 		return nil, nil, err

@@ -275,7 +275,7 @@ func TestFitQuadraticAndRankLipschitz(t *testing.T) {
 		}
 	}
 	for name, b := range bases {
-		dirs := Canonical(n)
+		dirs := identityBasis(n)
 		truth := make([]float64, n) // d_iᵀ diag(2c) d_i
 		if b != nil {
 			dirs = FromMatrix(b)

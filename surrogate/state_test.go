@@ -152,20 +152,20 @@ func TestBadInputErrors(t *testing.T) {
 	if err := m.HessianDiag([]float64{1, 2}, make([]float64, 3)); !errors.Is(err, ErrDim) {
 		t.Errorf("HessianDiag with short x: err = %v, want ErrDim", err)
 	}
-	if _, err := m.LipschitzGlobal(Canonical(4)); !errors.Is(err, ErrDim) {
+	if _, err := m.LipschitzGlobal(identityBasis(4)); !errors.Is(err, ErrDim) {
 		t.Errorf("LipschitzGlobal with 4-dim directions: err = %v, want ErrDim", err)
 	}
 	if _, err := m.LipschitzGlobal(nil); !errors.Is(err, ErrDim) {
 		t.Errorf("LipschitzGlobal(nil): err = %v, want ErrDim", err)
 	}
-	if _, err := m.LipschitzLocal([]float64{1, 2}, Canonical(3)); !errors.Is(err, ErrDim) {
+	if _, err := m.LipschitzLocal([]float64{1, 2}, identityBasis(3)); !errors.Is(err, ErrDim) {
 		t.Errorf("LipschitzLocal with short x: err = %v, want ErrDim", err)
 	}
-	nanDirs := FromFunc(3, 2, func(j int, dst []float64) { dst[0], dst[1], dst[2] = math.NaN(), 0, 0 })
+	nanDirs := fromFunc(3, 2, func(j int, dst []float64) { dst[0], dst[1], dst[2] = math.NaN(), 0, 0 })
 	if _, err := m.LipschitzGlobal(nanDirs); !errors.Is(err, ErrNonFiniteL) {
 		t.Errorf("NaN direction: err = %v, want ErrNonFiniteL", err)
 	}
-	panicky := FromFunc(3, 3, func(int, []float64) { panic("boom") })
+	panicky := fromFunc(3, 3, func(int, []float64) { panic("boom") })
 	if _, err := m.LipschitzGlobal(panicky); err == nil {
 		t.Error("panicking Column: no error")
 	}
@@ -348,11 +348,11 @@ func TestDirectionPaths(t *testing.T) {
 	check("portable kernel global", g2, g1)
 	check("portable kernel local", l2, l1)
 
-	gc, lc, err := m.Lipschitz(x, Canonical(dim))
+	gc, lc, err := m.Lipschitz(x, identityBasis(dim))
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := FromFunc(dim, dim, func(j int, dst []float64) { clear(dst); dst[j] = 1 })
+	id := fromFunc(dim, dim, func(j int, dst []float64) { clear(dst); dst[j] = 1 })
 	gi, li, err := m.Lipschitz(x, id)
 	if err != nil {
 		t.Fatal(err)
@@ -375,7 +375,7 @@ func TestFloor(t *testing.T) {
 	m, _ := New(3, Config{})
 	_, _, w2, _ := m.params(m.theta)
 	clear(w2)
-	g, err := m.LipschitzGlobal(Canonical(3))
+	g, err := m.LipschitzGlobal(identityBasis(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +388,7 @@ func TestFloor(t *testing.T) {
 	w1, _, _, _ := m.params(m.theta)
 	clear(w1)
 	w1[0], w1[1] = 1, 1e-5 // L ∝ W1[0,j]²: 1, 1e-10, 0
-	g, _ = m.LipschitzGlobal(Canonical(3))
+	g, _ = m.LipschitzGlobal(identityBasis(3))
 	if g[1] != g[0]*DefaultFloor || g[2] != g[0]*DefaultFloor || g[0] != maxTanh2 {
 		t.Errorf("L = %v, want [%v, %v, %v]", g, maxTanh2, maxTanh2*DefaultFloor, maxTanh2*DefaultFloor)
 	}

@@ -189,38 +189,19 @@ func (o *stpOptimizer) refresh() error {
 			return fmt.Errorf("train: surrogate: %w", err)
 		}
 	}
-	n := o.basis.Dim()
-	dirs := surrogate.FromFunc(n, n, o.basis.Column)
 	var L []float64
 	var err error
 	if o.set.Lipschitz == Local {
-		L, err = o.sur.LipschitzLocal(o.stepper.X(), dirs)
+		L, err = o.sur.LipschitzLocal(o.stepper.X(), o.basis)
 	} else {
-		L, err = o.sur.LipschitzGlobal(dirs)
+		L, err = o.sur.LipschitzGlobal(o.basis)
 	}
 	if err != nil {
 		return fmt.Errorf("train: surrogate: %w", err)
 	}
-	// Rescale L so that the mean v is 1, as plain STP's v: then α0 (or ε)
-	// means the same step length before and after every refresh, whatever
-	// the reward's scale. p is unchanged by the scale.
-	var mean float64
-	for _, l := range L {
-		if o.set.Step == Fixed {
-			mean += l
-		} else {
-			mean += math.Sqrt(l)
-		}
-	}
-	mean /= float64(len(L))
-	scale := 1 / mean
-	if o.set.Step != Fixed {
-		scale *= scale
-	}
-	for i := range L {
-		L[i] *= scale
-	}
-	if err := o.stepper.SetLipschitz(L); err != nil {
+	// Normalized so that the mean v is 1, as plain STP's v: then α0 (or ε)
+	// means the same step length before and after every refresh.
+	if err := o.stepper.SetLipschitzNormalized(L); err != nil {
 		return fmt.Errorf("train: %w", err)
 	}
 	return nil

@@ -82,7 +82,7 @@ func RunSTP(ctx context.Context, p convex.Problem, sampling stp.Sampling, iters 
 			cur.Reset(s.X())
 		}
 		tr.F = append(tr.F, cur.Value())
-		tr.Evals = append(tr.Evals, s.Evaluations())
+		tr.Evals = append(tr.Evals, s.Points())
 	}
 	return tr, nil
 }
