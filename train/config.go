@@ -93,9 +93,14 @@ type Limits struct {
 	HasThreshold bool    `json:"has_threshold"`
 	// StopAtThreshold ends the run at the first evaluation ≥ Threshold.
 	StopAtThreshold bool `json:"stop_at_threshold"`
-	// EvalEvery is the evaluation period in iterations; EvalEpisodes the
-	// number of episodes of an evaluation.
+	// EvalEvery is the evaluation period in iterations. EvalSpacing, when
+	// > 0, replaces it by a period in training episodes: the policy is
+	// evaluated after the first iteration that crosses each multiple of
+	// EvalSpacing, so that methods with iterations of different sizes are
+	// measured at the same spacing. EvalEpisodes is the number of episodes
+	// of an evaluation.
 	EvalEvery    int `json:"eval_every"`
+	EvalSpacing  int `json:"eval_spacing,omitempty"`
 	EvalEpisodes int `json:"eval_episodes"`
 }
 
@@ -232,6 +237,8 @@ func (c Config) Validate() error {
 		return bad("max-episodes", "%d must be ≥ 1", l.MaxEpisodes)
 	case l.EvalEvery < 1:
 		return bad("eval-every", "%d must be ≥ 1", l.EvalEvery)
+	case l.EvalSpacing < 0:
+		return bad("eval-spacing", "%d must be ≥ 0 (0: evaluate every eval-every iterations)", l.EvalSpacing)
 	case l.EvalEpisodes < 1 || l.EvalEpisodes > 100000:
 		return bad("eval-episodes", "%d is outside [1, 100000]", l.EvalEpisodes)
 	case l.HasThreshold && !finite(l.Threshold):

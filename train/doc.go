@@ -6,7 +6,7 @@
 // (docs/design.md says why each choice). The loop drives any method through
 // the Optimizer interface: propose a batch of points, take their values.
 //
-// One iteration (see ARCHITECTURE.md):
+// One iteration:
 //  1. freeze the observation normalizer;
 //  2. the optimizer proposes its points (x+, x−, x_k; ARS: x ± ν δ_j);
 //  3. each point runs K training episodes, all in one logical Rollout, with

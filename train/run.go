@@ -205,7 +205,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	// episodes are merged after it.
 	frozen := r.norm.Snapshot()
 	pending := r.norm.Clone()
-	nonFinite := r.c.NonFinite
+	nonFinite, start := r.c.NonFinite, r.c.Episodes
 	var pt rundir.Point
 	for {
 		points, err := r.opt.Propose()
@@ -247,13 +247,23 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	}
 	r.norm = pending
 	r.c.Iter++
-	if r.c.Iter%r.cfg.Limits.EvalEvery == 0 || r.Done() {
+	if r.evalDue(start) || r.Done() {
 		if err := r.evaluate(ctx, env, &pt); err != nil {
 			return pt, err
 		}
 	}
 	pt.NonFinite = r.c.NonFinite - nonFinite
 	return r.point(pt), nil
+}
+
+// evalDue says whether the iteration that started at episode start ends
+// with an evaluation: every EvalEvery iterations, or with EvalSpacing, when
+// it crossed a multiple of EvalSpacing episodes.
+func (r *Run) evalDue(start int) bool {
+	if e := r.cfg.Limits.EvalSpacing; e > 0 {
+		return start/e != r.c.Episodes/e
+	}
+	return r.c.Iter%r.cfg.Limits.EvalEvery == 0
 }
 
 // point fills p's counters.

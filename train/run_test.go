@@ -330,3 +330,31 @@ func TestPresets(t *testing.T) {
 		t.Errorf("paper %+v / tuned %+v", p, tu)
 	}
 }
+
+// With EvalSpacing, STP (6 episodes an iteration here) and ARS (16) are
+// evaluated after each iteration that crosses a multiple of 40 episodes.
+func TestEvalSpacing(t *testing.T) {
+	for _, m := range []Method{STP, ARS} {
+		cfg := testConfig(m)
+		cfg.Limits.EvalSpacing = 40
+		r, err := New(cfg, testInfo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := &quadRoller{target: testTarget}
+		prev := 0
+		for !r.Done() {
+			pt, err := r.Iterate(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if crossed := prev/40 != pt.Episodes/40; pt.HasEval != (crossed || r.Done()) {
+				t.Fatalf("%s: iteration %d (%d → %d episodes): evaluated %v", m, pt.Iter, prev, pt.Episodes, pt.HasEval)
+			}
+			prev = pt.Episodes
+		}
+		if want := r.Counters().Episodes / 40; r.Counters().Evals < want {
+			t.Fatalf("%s: %d evaluations in %d episodes, want at least %d", m, r.Counters().Evals, r.Counters().Episodes, want)
+		}
+	}
+}

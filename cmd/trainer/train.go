@@ -26,6 +26,7 @@ type trainFlags struct {
 	threshold, shift          optFloat
 	continueAfter             bool
 	evalEvery, evalEpisodes   int
+	evalSpacing               int
 	horizon                   int
 	obsNorm, lipschitz        string
 	alpha0, eps, mix          float64
@@ -56,6 +57,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Var(&f.threshold, "threshold", "reward threshold, or none (preset: the paper's)")
 	fs.BoolVar(&f.continueAfter, "continue-after-threshold", false, "keep training after the threshold is reached")
 	fs.IntVar(&f.evalEvery, "eval-every", 0, "evaluate every N iterations (preset: 5 for STP methods, 10 for ARS)")
+	fs.IntVar(&f.evalSpacing, "eval-spacing", 0, "evaluate after each iteration that crosses a multiple of N training episodes, instead of every --eval-every iterations (0: off)")
 	fs.IntVar(&f.evalEpisodes, "eval-episodes", 0, "episodes per evaluation (preset: 10)")
 	fs.Var(&f.shift, "shift", "alive-bonus shift subtracted per step from training returns (preset: ARS's for ars and paper, else 0)")
 	fs.IntVar(&f.horizon, "horizon", 0, "maximum episode length (0: the env's)")
@@ -116,6 +118,7 @@ func (f *trainFlags) config() (train.Config, error) {
 		"threshold":       func() { l.Threshold, l.HasThreshold = f.threshold.v, !f.threshold.none },
 		"eval-every":      func() { l.EvalEvery = f.evalEvery },
 		"eval-episodes":   func() { l.EvalEpisodes = f.evalEpisodes },
+		"eval-spacing":    func() { l.EvalSpacing = f.evalSpacing },
 		"shift":           func() { p.Shift = f.shift.v },
 		"obs-norm":        func() { p.ObsNorm = train.ObsNorm(f.obsNorm) },
 		"common-seeds":    func() { p.CommonSeeds = f.commonSeeds },
