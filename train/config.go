@@ -295,12 +295,15 @@ func (c Config) Label() string {
 }
 
 // Variant names the method and its step rule for a run directory:
-// "stp_is-adaptive", "ars", with "-k<K>" when an STP method averages a K
+// "stp_is-adaptive", "ars" ("ars-v1" on raw observations), with "-k<K>" when an STP method averages a K
 // other than the paper's (so such runs sit beside the paper's).
 func (c Config) Variant() string {
 	m := string(c.Method)
-	if c.Method != ARS {
+	switch {
+	case c.Method != ARS:
 		m += "-" + string(c.STP.Step)
+	case c.Problem.ObsNorm == None:
+		m += "-v1"
 	}
 	if c.OffPaperK() {
 		m += fmt.Sprintf("-k%d", c.Problem.K)

@@ -337,6 +337,7 @@ func TestKFlagAndRunDir(t *testing.T) {
 		{[]string{"--env", "HalfCheetah-v1", "--k", "paper", "--preset", "paper"}, 4, "stp_is-adaptive", "STP_IS adaptive"},
 		{[]string{"--env", "Hopper-v1", "--k", "2", "--method", "stp", "--step", "fixed"}, 2, "stp-fixed-k2", "STP fixed, K=2"},
 		{[]string{"--env", "Hopper-v1", "--method", "ars"}, 1, "ars", "ARS V2-t"},
+		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--obs-norm", "none"}, 1, "ars-v1", "ARS V1-t"},
 		{[]string{"--env", "Swimmer-v1", "--k", "auto"}, 1, "stp_is-adaptive-k1", "STP_IS adaptive, K=1"},
 		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp_is-adaptive", "STP_IS adaptive"},
 	} {
