@@ -1,50 +1,55 @@
 #!/usr/bin/env bash
-# make bench-rl: the paper's Table 2 / Figure 4 matrix on Swimmer, Hopper and
-# HalfCheetah (v1 names, v5 envs): STP fixed, STP_IS fixed, STP adaptive,
-# STP_IS adaptive and ARS V2-t (published hyperparameters), 5 seeds each, the
-# paper's thresholds and K; then STP_IS adaptive with the tuned preset
-# (":tuned"; on Swimmer and HalfCheetah it averages K = 1 episode per point
-# on common seeds, and its runs go to stp_is-adaptive-k1/). Resumable:
-# finished runs (result.json) are skipped, interrupted ones continue from
-# their checkpoint.
+# make bench-rl: the comparison of issue 21. For each task, at equal
+# training-episode budgets (Swimmer-v1 1000, Hopper-v1 4000, HalfCheetah-v1
+# 3000) and one evaluation spacing (10 episodes after each iteration that
+# crosses a multiple of 40 training episodes), for each seed:
+#   default  the trainer's default method
+#   paper    STP_IS adaptive under --preset paper (the paper's method)
+#   ars      ARS with its best published variant: V1-t (raw observations)
+#            on Swimmer, V2-t elsewhere
+# Runs go on after the threshold, so that the final evaluation is at the
+# budget. Resumable: finished runs are left as they are, interrupted ones
+# continue from their checkpoint.
 #
-#   TASKS="Swimmer-v1" SEEDS=3 make bench-rl     # a smaller matrix
+#   make bench-rl                                     # seeds 1-10 (the reported ones)
+#   SEEDS="$(seq 101 110)" OUT=results/dev make bench-rl   # development seeds
+#   TASKS=Swimmer-v1 METHODS="default ars" make bench-rl
 #
-# Writes results/runs/..., results/table.md and results/<task>.png.
+# Writes $OUT/runs/..., $OUT/summary.md, $OUT/table.md and $OUT/<task>.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TASKS=${TASKS:-"Swimmer-v1 Hopper-v1 HalfCheetah-v1"}
-SEEDS=${SEEDS:-5}
-OUT=${OUT:-results}
+SEEDS=${SEEDS:-$(seq 1 10)}
+OUT=${OUT:-results/rl}
 WORKERS=${WORKERS:-$(nproc)}
-METHODS=${METHODS:-"stp:fixed stp_is:fixed stp:adaptive stp_is:adaptive ars: stp_is:adaptive:tuned"}
+METHODS=${METHODS:-"default paper ars"}
 runs="$OUT/runs"
 mkdir -p "$runs"
 
-# One local bridge for the whole matrix.
 source bench/lib.sh
 start_bridge matrix "$WORKERS"
-addr=$BRIDGE_ADDR
 
 for task in $TASKS; do
+  case $task in
+    Swimmer-v1) budget=1000 ars=(--method ars --obs-norm none) ;;
+    Hopper-v1) budget=4000 ars=(--method ars) ;;
+    HalfCheetah-v1) budget=3000 ars=(--method ars) ;;
+    *) budget=${BUDGET:?set BUDGET for $task} ars=(--method ars) ;;
+  esac
   for m in $METHODS; do
-    IFS=: read -r method step variant <<<"$m"
-    sub=$method${step:+-$step}
-    k=paper
-    [ "$variant" = tuned ] && k=auto
-    for seed in $(seq 1 "$SEEDS"); do
-      # At the paper's K the run is <sub>/seedN; a tuned K other than the
-      # paper's writes to <sub>-k<K>/, which the trainer picks (and leaves
-      # alone when that run has finished).
-      dir="$runs/$task/$sub/seed$seed"
-      if [ "$k" = paper ] && [ -f "$dir/result.json" ]; then echo "done: $dir"; continue; fi
-      echo "run:  $task $m seed $seed"
-      args=(--env "$task" --method "$method" --seed "$seed" --bridge "$addr" --out "$runs" --log-level warn --resume ${RL_ARGS:-})
-      [ "$method" != ars ] && args+=(--k "$k")
-      [ -n "$step" ] && args+=(--step "$step")
-      bin/trainer "${args[@]}" >/dev/null
+    case $m in
+      default) margs=() ;;
+      paper) margs=(--method stp_is --step adaptive --preset paper) ;;
+      ars) margs=("${ars[@]}") ;;
+      *) echo "bench-rl: unknown method $m" >&2; exit 2 ;;
+    esac
+    for seed in $SEEDS; do
+      echo "run: $task $m seed $seed"
+      bin/trainer --env "$task" "${margs[@]}" --seed "$seed" --max-episodes "$budget" --eval-spacing 40 \
+        --continue-after-threshold --bridge "$BRIDGE_ADDR" --out "$runs" --log-level warn --resume ${RL_ARGS:-} >/dev/null
     done
   done
   bin/trainer plot "$runs/$task" -o "$OUT/${task%-v1}.png" >/dev/null
 done
-bin/trainer table "$runs" --paper | tee "$OUT/table.md"
+bin/trainer table "$runs" --summary | tee "$OUT/summary.md"
+bin/trainer table "$runs" --paper >"$OUT/table.md"

@@ -411,3 +411,27 @@ func TestDenseTicks(t *testing.T) {
 		t.Error("plural")
 	}
 }
+
+func TestSummaryTable(t *testing.T) {
+	root := t.TempDir()
+	writeFixture(t, root, true)
+	runs, _, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := SummaryTable(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + md)
+	rows := Summarise(runs)
+	if len(rows) != 3 || rows[0].Env != "Swimmer-v1" || rows[1].Label != "STP_IS adaptive" {
+		t.Fatalf("rows %+v", rows)
+	}
+	if r := rows[1]; r.Seeds != 3 || r.Reached != 3 || r.MedianEpisodes != 1300 || !(r.MedianBest >= r.MedianFinal) {
+		t.Errorf("Hopper STP_IS row %+v", r)
+	}
+	if !strings.Contains(md, "| Hopper-v1 | ARS V2-t | 2/3 | 2500 |") {
+		t.Errorf("summary:\n%s", md)
+	}
+}
