@@ -9,6 +9,12 @@
 // minimizing, largest when maximizing). A NaN value, or the infinity on the
 // wrong side (+Inf when minimizing, −Inf when maximizing), is never accepted.
 //
+// Settings extend the paper's method; each zero value is the paper's
+// behaviour:
+//
+//   - Directions M > 1 evaluates M directions (2M points) per iteration and
+//     keeps the best point.
+//
 // There are two ways to drive the method:
 //
 //   - [Stepper] is the low-level, batch API: [Stepper.Propose] hands out the

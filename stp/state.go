@@ -15,14 +15,17 @@ const stateVersion = 1
 // with encoding/gob (float values may be NaN or ±Inf, which encoding/json
 // rejects). Settings that do not change (basis, step rule and its
 // constants, goal, mixing) are not part of it: restore a State into a
-// stepper built with the same Settings. N, Goal, Rule and Mixing are
-// stored to detect a mismatch.
+// stepper built with the same Settings. N, Goal, Rule, Mixing and
+// Directions are stored to detect a mismatch.
 type State struct {
 	Version int
 	N       int
 	Goal    Goal
 	Rule    StepRule
 	Mixing  float64
+	// Directions is M (0 in states written before it existed, which were
+	// M = 1).
+	Directions int
 
 	X      []float64
 	F      float64
@@ -51,19 +54,20 @@ func (s *Stepper) State() (State, error) {
 		return State{}, fmt.Errorf("%w: %v", ErrNotMarshalable, err)
 	}
 	return State{
-		Version: stateVersion,
-		N:       s.n,
-		Goal:    s.set.Goal,
-		Rule:    s.set.Rule,
-		Mixing:  s.set.Mixing,
-		X:       append([]float64(nil), s.x...),
-		F:       s.f,
-		FKnown:  s.fKnown,
-		Iter:    s.iter,
-		Points:  s.points,
-		P:       append([]float64(nil), s.p...),
-		V:       append([]float64(nil), s.v...),
-		RNG:     rng,
+		Version:    stateVersion,
+		N:          s.n,
+		Goal:       s.set.Goal,
+		Rule:       s.set.Rule,
+		Mixing:     s.set.Mixing,
+		Directions: s.m,
+		X:          append([]float64(nil), s.x...),
+		F:          s.f,
+		FKnown:     s.fKnown,
+		Iter:       s.iter,
+		Points:     s.points,
+		P:          append([]float64(nil), s.p...),
+		V:          append([]float64(nil), s.v...),
+		RNG:        rng,
 	}, nil
 }
 
@@ -78,9 +82,9 @@ func (s *Stepper) SetState(st State) error {
 		return fmt.Errorf("%w: version %d, want %d", ErrState, st.Version, stateVersion)
 	case st.N != s.n || len(st.X) != s.n || len(st.P) != s.n || len(st.V) != s.n:
 		return fmt.Errorf("%w: dimension %d, stepper has %d", ErrState, st.N, s.n)
-	case st.Goal != s.set.Goal || st.Rule != s.set.Rule || st.Mixing != s.set.Mixing:
-		return fmt.Errorf("%w: goal/rule/mixing %v/%v/%v, stepper has %v/%v/%v", ErrState,
-			st.Goal, st.Rule, st.Mixing, s.set.Goal, s.set.Rule, s.set.Mixing)
+	case st.Goal != s.set.Goal || st.Rule != s.set.Rule || st.Mixing != s.set.Mixing || max(st.Directions, 1) != s.m:
+		return fmt.Errorf("%w: goal/rule/mixing/directions %v/%v/%v/%v, stepper has %v/%v/%v/%v", ErrState,
+			st.Goal, st.Rule, st.Mixing, max(st.Directions, 1), s.set.Goal, s.set.Rule, s.set.Mixing, s.m)
 	}
 	if err := checkV(st.V, s.n); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)

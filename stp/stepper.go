@@ -48,8 +48,9 @@ func (r Role) String() string {
 }
 
 // Settings configures a [Stepper]. The zero value is plain STP with the
-// Decaying rule (α0 = 1) on the canonical basis, minimizing, with v_i = 1.
-// Every zero value means the documented default.
+// Decaying rule (α0 = 1) on the canonical basis, minimizing, with v_i = 1,
+// one direction per iteration. Every zero value means the
+// documented default, which is the paper's method.
 type Settings struct {
 	// Goal is Minimize (default) or Maximize.
 	Goal Goal
@@ -74,7 +75,8 @@ type Settings struct {
 	// Rule is the step rule, default Decaying.
 	Rule StepRule
 	// Alpha0 is α0 of the Decaying, ConvexFStar and StronglyConvexFStar
-	// rules. Default 1. See OptimalAlpha0 for Theorem 1's best value.
+	// rules. Default 1. See OptimalAlpha0
+	// for Theorem 1's best value.
 	Alpha0 float64
 	// Epsilon is ε of the Fixed rule α = ε/(n v_i). Default 1.
 	Epsilon float64
@@ -86,6 +88,13 @@ type Settings struct {
 	// Mu is μ of the StronglyConvexFStar rule (the paper's
 	// μ = λ / max_i v_i²/p_i²). Required (> 0) by that rule.
 	Mu float64
+
+	// Directions is M, the number of directions of one iteration: the
+	// iteration draws M indices i.i.d. from p (a repeated index is evaluated
+	// twice), evaluates the 2M points x± of all of them in one batch and
+	// keeps the best of them and x_k. Default 0 or 1: one direction, the
+	// paper's method.
+	Directions int
 
 	// Remeasure re-measures f(x_k) every iteration (a Center point in each
 	// iteration's batch). With a noisy f this makes the three-point
@@ -116,15 +125,22 @@ type Settings struct {
 type Batch struct {
 	// Iter is the 0-based iteration the batch belongs to.
 	Iter int
-	// Index is i, the 0-based index of the direction b_i.
+	// Index is i, the 0-based index of the direction b_i (Indices[0]).
 	Index int
-	// Alpha is the step α of x± (NaN in a finite-difference probe batch,
-	// whose α is not known yet).
+	// Alpha is the step α of x± (Alphas[0]; NaN in a finite-difference
+	// probe batch, whose α is not known yet).
 	Alpha float64
+	// Indices and Alphas give the index and the step of each of the M
+	// directions of the iteration (length 1 unless Settings.Directions > 1).
+	Indices []int
+	Alphas  []float64
 	// Points are the points to evaluate; the stepper does not keep them.
 	Points [][]float64
 	// Roles gives the role of each point.
 	Roles []Role
+	// Dir gives, for each point, which of the M directions (an index into
+	// Indices) it belongs to; −1 for Center.
+	Dir []int
 }
 
 // Outcome is what Tell did.
@@ -134,6 +150,10 @@ type Outcome struct {
 	Completed bool
 	// Accepted is the role of the new x_k: Plus, Minus or Center (kept).
 	Accepted Role
+	// Point is the index in the told batch's Points of the new x_k: the
+	// accepted Plus or Minus point, or the Center point when x_k was kept
+	// and measured in this batch; −1 otherwise.
+	Point int
 	// F is the current value f(x_k).
 	F float64
 }
@@ -151,11 +171,12 @@ const (
 type Stepper struct {
 	set   Settings
 	n     int
+	m     int // directions per iteration
 	basis Basis
 	src   rand.Source
 	rnd   *rand.Rand
 
-	x      []float64
+	x      []float64 // the current point x_k
 	f      float64
 	fKnown bool // f(x_k) has been measured (f may still be NaN)
 
@@ -168,12 +189,13 @@ type Stepper struct {
 	// Iteration in progress.
 	phase        phase
 	drawn        bool
-	idx          int
-	alpha        float64
-	dir          []float64
+	idx          []int
+	alpha        []float64
+	dirs         [][]float64
 	preDone      bool
 	centerThisIt bool
 	roles        []Role
+	dirOf        []int
 }
 
 // NewStepper returns a stepper that starts at x0 (copied).
@@ -187,34 +209,19 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 			return nil, fmt.Errorf("%w: x0[%d] = %v", ErrSettings, i, xi)
 		}
 	}
-	s := &Stepper{set: settings, n: n, x: append([]float64(nil), x0...), f: math.NaN(), alpha: math.NaN()}
+	s := &Stepper{set: settings, n: n, x: append([]float64(nil), x0...), f: math.NaN()}
 	s.basis = settings.Basis
 	if s.basis == nil {
 		s.basis = Canonical(n)
 	}
-	if s.basis.Dim() != n {
-		return nil, fmt.Errorf("%w: basis dimension %d, len(x0) = %d", ErrDimension, s.basis.Dim(), n)
+	if s.basis.Dim() != n || s.basis.Count() != n {
+		return nil, fmt.Errorf("%w: basis of %d directions in dimension %d, len(x0) = %d", ErrDimension, s.basis.Count(), s.basis.Dim(), n)
 	}
-	if settings.Goal != Minimize && settings.Goal != Maximize {
-		return nil, fmt.Errorf("%w: goal %d", ErrSettings, settings.Goal)
+	if err := checkSettings(&settings); err != nil {
+		return nil, err
 	}
-	if settings.Rule < Decaying || settings.Rule > StronglyConvexFStar {
-		return nil, fmt.Errorf("%w: step rule %v", ErrSettings, settings.Rule)
-	}
-	for _, c := range []struct {
-		name string
-		v    float64
-	}{{"Alpha0", settings.Alpha0}, {"Epsilon", settings.Epsilon}, {"T", settings.T}, {"Mu", settings.Mu}} {
-		if !(c.v >= 0) || math.IsInf(c.v, 0) {
-			return nil, fmt.Errorf("%w: %s = %v, want finite and ≥ 0", ErrSettings, c.name, c.v)
-		}
-	}
-	if settings.Rule == StronglyConvexFStar && settings.Mu == 0 {
-		return nil, fmt.Errorf("%w: the strongly convex rule needs Mu > 0", ErrSettings)
-	}
-	if math.IsNaN(settings.FStar) || math.IsInf(settings.FStar, 0) {
-		return nil, fmt.Errorf("%w: FStar = %v", ErrSettings, settings.FStar)
-	}
+	s.set = settings
+	s.m = max(settings.Directions, 1)
 	var p, v []float64
 	var err error
 	if settings.Sampling == Custom {
@@ -237,8 +244,41 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 		s.src = rand.NewPCG(settings.Seed, 0xda3e39cb94b95bdb)
 	}
 	s.rnd = rand.New(s.src)
-	s.dir = make([]float64, n)
+	s.idx = make([]int, s.m)
+	s.alpha = make([]float64, s.m)
+	s.dirs = make([][]float64, s.m)
+	for j := range s.dirs {
+		s.dirs[j] = make([]float64, n)
+	}
 	return s, nil
+}
+
+// checkSettings checks the settings that do not depend on n.
+func checkSettings(set *Settings) error {
+	if set.Goal != Minimize && set.Goal != Maximize {
+		return fmt.Errorf("%w: goal %d", ErrSettings, set.Goal)
+	}
+	if set.Rule < Decaying || set.Rule > StronglyConvexFStar {
+		return fmt.Errorf("%w: step rule %v", ErrSettings, set.Rule)
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"Alpha0", set.Alpha0}, {"Epsilon", set.Epsilon}, {"T", set.T}, {"Mu", set.Mu}} {
+		if !(c.v >= 0) || math.IsInf(c.v, 0) {
+			return fmt.Errorf("%w: %s = %v, want finite and ≥ 0", ErrSettings, c.name, c.v)
+		}
+	}
+	if set.Rule == StronglyConvexFStar && set.Mu == 0 {
+		return fmt.Errorf("%w: the strongly convex rule needs Mu > 0", ErrSettings)
+	}
+	if math.IsNaN(set.FStar) || math.IsInf(set.FStar, 0) {
+		return fmt.Errorf("%w: FStar = %v", ErrSettings, set.FStar)
+	}
+	if set.Directions < 0 {
+		return fmt.Errorf("%w: Directions = %d, want ≥ 0 (0: 1)", ErrSettings, set.Directions)
+	}
+	return nil
 }
 
 func (s *Stepper) setPV(p, v []float64) error {
@@ -362,22 +402,30 @@ func (s *Stepper) needsPre() bool {
 	return false
 }
 
-func (s *Stepper) point(alpha float64) []float64 {
+// point returns the candidate of direction j on side sg (+1 for Plus, −1
+// for Minus).
+func (s *Stepper) point(j int, sg float64) []float64 {
 	pt := make([]float64, s.n)
-	for j := range pt {
-		pt[j] = s.x[j] + alpha*s.dir[j]
+	d := s.dirs[j]
+	a := sg * s.alpha[j]
+	for i := range pt {
+		pt[i] = s.x[i] + a*d[i]
 	}
 	return pt
 }
 
-// stepSize returns α for index i given the current f and, for the
-// finite-difference rule, the probe value.
-func (s *Stepper) stepSize(probe float64) float64 {
-	vi := s.v[s.idx]
-	a0 := s.set.Alpha0
-	if a0 == 0 {
-		a0 = 1
+func (s *Stepper) alpha0() float64 {
+	if s.set.Alpha0 == 0 {
+		return 1
 	}
+	return s.set.Alpha0
+}
+
+// stepSize returns α of direction j given the current f and, for the
+// finite-difference rule, the probe value.
+func (s *Stepper) stepSize(j int, probe float64) float64 {
+	vi := s.v[s.idx[j]]
+	a0 := s.alpha0()
 	switch s.set.Rule {
 	case Decaying:
 		return a0 / (vi * math.Sqrt(float64(s.iter+1)))
@@ -405,51 +453,61 @@ func (s *Stepper) t() float64 {
 }
 
 // Propose returns the next batch of points to evaluate. An iteration is one
-// batch {x+, x−} for the Decaying and Fixed rules, plus x_k when it must be
-// measured (first iteration without F0, or Remeasure). The
-// FiniteDifference rule needs f(x_k + t b_i) before x± exist, so its
-// iterations take two batches: {probe[, x_k]} then {x+, x−}. The f*-rules
-// take a first batch {x_k} only when f(x_0) is unknown. Propose must be followed by Tell before the next
-// Propose.
+// batch {x+, x−} per direction (M = Settings.Directions pairs) for the
+// Decaying and Fixed rules, plus x_k when it must be measured
+// (first iteration without F0, or Remeasure). The FiniteDifference rule
+// needs f(x_k + t b_i) before x± exist, so its iterations take two batches:
+// {probe per direction[, x_k]} then {x+, x− per direction}. The f*-rules
+// take a first batch {x_k} only when f(x_0) is unknown. Propose must be
+// followed by Tell before the next Propose.
 func (s *Stepper) Propose() (Batch, error) {
 	if s.phase != phaseIdle {
 		return Batch{}, fmt.Errorf("%w: Propose called twice without Tell", ErrSequence)
 	}
 	if !s.drawn {
-		s.idx = s.table.draw(s.rnd)
-		s.basis.Column(s.idx, s.dir)
+		for j := range s.idx {
+			s.idx[j] = s.table.draw(s.rnd)
+			s.basis.Column(s.idx[j], s.dirs[j])
+			s.alpha[j] = math.NaN()
+		}
 		s.drawn = true
 		s.preDone = false
 		s.centerThisIt = false
-		s.alpha = math.NaN()
 	}
-	b := Batch{Iter: s.iter, Index: s.idx}
+	b := Batch{Iter: s.iter, Index: s.idx[0], Indices: append([]int(nil), s.idx...)}
+	add := func(pt []float64, r Role, j int) {
+		b.Points = append(b.Points, pt)
+		b.Roles = append(b.Roles, r)
+		b.Dir = append(b.Dir, j)
+	}
 	measureCenter := (!s.fKnown || s.set.Remeasure) && !s.centerThisIt
 	if s.needsPre() && !s.preDone {
 		s.phase = phasePre
 		if s.set.Rule == FiniteDifference {
-			b.Points = append(b.Points, s.point(s.t()))
-			b.Roles = append(b.Roles, Probe)
+			for j, d := range s.dirs {
+				pt := make([]float64, s.n)
+				for i := range pt {
+					pt[i] = s.x[i] + s.t()*d[i]
+				}
+				add(pt, Probe, j)
+			}
 		}
-		if measureCenter {
-			b.Points = append(b.Points, append([]float64(nil), s.x...))
-			b.Roles = append(b.Roles, Center)
-		}
-		b.Alpha = math.NaN()
 	} else {
 		s.phase = phaseMain
-		if s.set.Rule != FiniteDifference {
-			s.alpha = s.stepSize(math.NaN())
-		}
-		b.Alpha = s.alpha
-		b.Points = append(b.Points, s.point(s.alpha), s.point(-s.alpha))
-		b.Roles = append(b.Roles, Plus, Minus)
-		if measureCenter {
-			b.Points = append(b.Points, append([]float64(nil), s.x...))
-			b.Roles = append(b.Roles, Center)
+		for j := range s.dirs {
+			if s.set.Rule != FiniteDifference {
+				s.alpha[j] = s.stepSize(j, math.NaN())
+			}
+			add(s.point(j, 1), Plus, j)
+			add(s.point(j, -1), Minus, j)
 		}
 	}
-	s.roles = b.Roles
+	if measureCenter {
+		add(append([]float64(nil), s.x...), Center, -1)
+	}
+	b.Alphas = append([]float64(nil), s.alpha...)
+	b.Alpha = b.Alphas[0]
+	s.roles, s.dirOf = b.Roles, b.Dir
 	return b, nil
 }
 
@@ -464,12 +522,13 @@ func (s *Stepper) measured(f float64) {
 }
 
 // Tell gives the values of the last proposed batch, in its order, each the
-// mean of K evaluations, and applies the three-point rule when the batch
-// completes an iteration. All values are counted as evaluations even when
-// an error is returned. If a finite-difference or f* step size cannot be
-// computed because a value is NaN or infinite, Tell returns an error
-// wrapping ErrNoValue and the iteration is abandoned (a fresh index is
-// drawn by the next Propose; the iteration counter does not advance).
+// mean of K evaluations, and applies the three-point rule (the best of x_k
+// and the 2M points x±) when the batch completes an iteration. All values
+// are counted even when an error is returned. If a finite-difference or f*
+// step size cannot be computed because a value is NaN or infinite, Tell
+// returns an error wrapping ErrNoValue and the iteration is abandoned (fresh
+// indices are drawn by the next Propose; the iteration counter does not
+// advance).
 func (s *Stepper) Tell(values []float64) (Outcome, error) {
 	if s.phase == phaseIdle {
 		return Outcome{}, fmt.Errorf("%w: Tell without Propose", ErrSequence)
@@ -480,58 +539,56 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 	s.points += int64(len(values))
 	ph := s.phase
 	s.phase = phaseIdle
-	var probe, plus, minus float64
-	for j, r := range s.roles {
-		switch r {
-		case Center:
-			s.measured(values[j])
-		case Probe:
-			probe = values[j]
-		case Plus:
-			plus = values[j]
-		case Minus:
-			minus = values[j]
+	center := -1
+	for k, r := range s.roles {
+		if r == Center {
+			s.measured(values[k])
+			center = k
 		}
 	}
 	if ph == phasePre {
 		s.preDone = true
-		if s.set.Rule == FiniteDifference || s.set.Rule == ConvexFStar || s.set.Rule == StronglyConvexFStar {
-			a := s.stepSize(probe)
+		probes := make([]float64, s.m)
+		for k, r := range s.roles {
+			if r == Probe {
+				probes[s.dirOf[k]] = values[k]
+			}
+		}
+		for j := range s.alpha {
+			a := s.stepSize(j, probes[j])
 			if math.IsNaN(a) || math.IsInf(a, 0) {
 				s.drawn = false
-				return Outcome{F: s.f}, fmt.Errorf("%w: step size %v at iteration %d (f(x_k) = %v, probe = %v)", ErrNoValue, a, s.iter, s.f, probe)
+				return Outcome{Point: -1, F: s.f}, fmt.Errorf("%w: step size %v at iteration %d (f(x_k) = %v, probe = %v)", ErrNoValue, a, s.iter, s.f, probes[j])
 			}
-			s.alpha = a
+			s.alpha[j] = a
 		}
-		return Outcome{F: s.f}, nil
+		return Outcome{Point: -1, F: s.f}, nil
 	}
-	acc := Center
-	best := s.f
-	if s.better(plus, best) {
-		acc, best = Plus, plus
+	acc, best, won := Center, s.f, center
+	for k, r := range s.roles {
+		if r != Center && s.better(values[k], best) {
+			acc, best, won = r, values[k], k
+		}
 	}
-	if s.better(minus, best) {
-		acc, best = Minus, minus
-	}
-	return s.complete(acc, best), nil
+	return s.complete(acc, won, best), nil
 }
 
-// complete ends the iteration with acc as x_k, whose value is f.
-func (s *Stepper) complete(acc Role, f float64) Outcome {
-	switch acc {
-	case Plus:
-		s.move(s.alpha)
-	case Minus:
-		s.move(-s.alpha)
+// complete ends the iteration with the point k of the batch (role acc) as
+// x_k, whose value is f.
+func (s *Stepper) complete(acc Role, k int, f float64) Outcome {
+	if acc != Center {
+		sg := 1.0
+		if acc == Minus {
+			sg = -1
+		}
+		j := s.dirOf[k]
+		a := sg * s.alpha[j]
+		for i := range s.x {
+			s.x[i] += a * s.dirs[j][i]
+		}
 	}
 	s.f = f
 	s.iter++
 	s.drawn = false
-	return Outcome{Completed: true, Accepted: acc, F: s.f}
-}
-
-func (s *Stepper) move(alpha float64) {
-	for j := range s.x {
-		s.x[j] += alpha * s.dir[j]
-	}
+	return Outcome{Completed: true, Accepted: acc, Point: k, F: s.f}
 }
