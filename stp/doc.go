@@ -14,6 +14,8 @@
 //
 //   - Directions M > 1 evaluates M directions (2M points) per iteration and
 //     keeps the best point.
+//   - The [Success] step rule grows a per-direction step after successes
+//     and shrinks it after failures, within [StepMin, StepMax].
 //
 // There are two ways to drive the method:
 //

@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // stateVersion is bumped when State changes incompatibly.
@@ -30,6 +31,8 @@ type State struct {
 	X      []float64
 	F      float64
 	FKnown bool
+	// Sigma is the Success rule's σ_i (nil for the other rules).
+	Sigma  []float64
 	Iter   int
 	Points int64
 	// P is p after mixing; V is v.
@@ -61,6 +64,7 @@ func (s *Stepper) State() (State, error) {
 		Mixing:     s.set.Mixing,
 		Directions: s.m,
 		X:          append([]float64(nil), s.x...),
+		Sigma:      slices.Clone(s.sigma),
 		F:          s.f,
 		FKnown:     s.fKnown,
 		Iter:       s.iter,
@@ -85,6 +89,13 @@ func (s *Stepper) SetState(st State) error {
 	case st.Goal != s.set.Goal || st.Rule != s.set.Rule || st.Mixing != s.set.Mixing || max(st.Directions, 1) != s.m:
 		return fmt.Errorf("%w: goal/rule/mixing/directions %v/%v/%v/%v, stepper has %v/%v/%v/%v", ErrState,
 			st.Goal, st.Rule, st.Mixing, max(st.Directions, 1), s.set.Goal, s.set.Rule, s.set.Mixing, s.m)
+	case (s.sigma != nil) != (len(st.Sigma) == s.n):
+		return fmt.Errorf("%w: %d step sizes σ, want %d with the Success rule, none without", ErrState, len(st.Sigma), s.n)
+	}
+	for i, sg := range st.Sigma {
+		if !(sg >= s.set.StepMin && sg <= s.set.StepMax) {
+			return fmt.Errorf("%w: σ[%d] = %v outside [StepMin, StepMax] = [%v, %v]", ErrState, i, sg, s.set.StepMin, s.set.StepMax)
+		}
 	}
 	if err := checkV(st.V, s.n); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
@@ -100,6 +111,9 @@ func (s *Stepper) SetState(st State) error {
 		return fmt.Errorf("%w: random source: %w", ErrState, err)
 	}
 	s.x = append(s.x[:0], st.X...)
+	if s.sigma != nil {
+		s.sigma = append(s.sigma[:0], st.Sigma...)
+	}
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points
 	s.p = append([]float64(nil), st.P...)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Goal says whether the stepper minimizes or maximizes f.
@@ -75,7 +76,7 @@ type Settings struct {
 	// Rule is the step rule, default Decaying.
 	Rule StepRule
 	// Alpha0 is α0 of the Decaying, ConvexFStar and StronglyConvexFStar
-	// rules. Default 1. See OptimalAlpha0
+	// rules, and the Success rule's first σ. Default 1. See OptimalAlpha0
 	// for Theorem 1's best value.
 	Alpha0 float64
 	// Epsilon is ε of the Fixed rule α = ε/(n v_i). Default 1.
@@ -88,12 +89,23 @@ type Settings struct {
 	// Mu is μ of the StronglyConvexFStar rule (the paper's
 	// μ = λ / max_i v_i²/p_i²). Required (> 0) by that rule.
 	Mu float64
+	// Grow and Shrink are the Success rule's factors: σ ← Grow·σ after an
+	// iteration that moves, σ ← Shrink·σ after one that keeps x_k.
+	// Defaults 2 and 1/2. Grow must be ≥ 1, Shrink in (0, 1].
+	Grow, Shrink float64
+	// StepMin and StepMax bound the Success rule's σ. Defaults α0/1000 and
+	// 1000·α0 (α0 being Alpha0 or its default 1). They must satisfy
+	// 0 < StepMin ≤ α0 ≤ StepMax < ∞.
+	StepMin, StepMax float64
 
 	// Directions is M, the number of directions of one iteration: the
 	// iteration draws M indices i.i.d. from p (a repeated index is evaluated
 	// twice), evaluates the 2M points x± of all of them in one batch and
-	// keeps the best of them and x_k. Default 0 or 1: one direction, the
-	// paper's method.
+	// keeps the best of them and x_k. Keeping the best point keeps f(x_k)
+	// monotone, as the three-point comparison does; a combination of the
+	// directions (a step along the sum of the winners) would be a point
+	// not yet measured, and accepting it unmeasured would lose that
+	// guarantee. Default 0 or 1: one direction, the paper's method.
 	Directions int
 
 	// Remeasure re-measures f(x_k) every iteration (a Center point in each
@@ -178,7 +190,8 @@ type Stepper struct {
 
 	x      []float64 // the current point x_k
 	f      float64
-	fKnown bool // f(x_k) has been measured (f may still be NaN)
+	fKnown bool      // f(x_k) has been measured (f may still be NaN)
+	sigma  []float64 // the Success rule's σ_i per direction; nil for other rules
 
 	iter   int
 	points int64
@@ -239,6 +252,12 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 		s.f = *settings.F0
 		s.fKnown = true
 	}
+	if settings.Rule == Success {
+		s.sigma = make([]float64, n)
+		for i := range s.sigma {
+			s.sigma[i] = s.alpha0()
+		}
+	}
 	s.src = settings.Src
 	if s.src == nil {
 		s.src = rand.NewPCG(settings.Seed, 0xda3e39cb94b95bdb)
@@ -253,18 +272,20 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 	return s, nil
 }
 
-// checkSettings checks the settings that do not depend on n.
+// checkSettings checks the settings that do not depend on n and fills the
+// defaults of the Success rule's bounds.
 func checkSettings(set *Settings) error {
 	if set.Goal != Minimize && set.Goal != Maximize {
 		return fmt.Errorf("%w: goal %d", ErrSettings, set.Goal)
 	}
-	if set.Rule < Decaying || set.Rule > StronglyConvexFStar {
+	if set.Rule < Decaying || set.Rule > Success {
 		return fmt.Errorf("%w: step rule %v", ErrSettings, set.Rule)
 	}
 	for _, c := range []struct {
 		name string
 		v    float64
-	}{{"Alpha0", set.Alpha0}, {"Epsilon", set.Epsilon}, {"T", set.T}, {"Mu", set.Mu}} {
+	}{{"Alpha0", set.Alpha0}, {"Epsilon", set.Epsilon}, {"T", set.T}, {"Mu", set.Mu},
+		{"Grow", set.Grow}, {"Shrink", set.Shrink}, {"StepMin", set.StepMin}, {"StepMax", set.StepMax}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return fmt.Errorf("%w: %s = %v, want finite and ≥ 0", ErrSettings, c.name, c.v)
 		}
@@ -277,6 +298,33 @@ func checkSettings(set *Settings) error {
 	}
 	if set.Directions < 0 {
 		return fmt.Errorf("%w: Directions = %d, want ≥ 0 (0: 1)", ErrSettings, set.Directions)
+	}
+	if set.Rule != Success {
+		return nil
+	}
+	a0 := set.Alpha0
+	if a0 == 0 {
+		a0 = 1
+	}
+	if set.Grow == 0 {
+		set.Grow = 2
+	}
+	if set.Shrink == 0 {
+		set.Shrink = 0.5
+	}
+	if set.StepMin == 0 {
+		set.StepMin = a0 / 1000
+	}
+	if set.StepMax == 0 {
+		set.StepMax = a0 * 1000
+	}
+	switch {
+	case set.Grow < 1:
+		return fmt.Errorf("%w: Grow = %v, want ≥ 1", ErrSettings, set.Grow)
+	case set.Shrink > 1:
+		return fmt.Errorf("%w: Shrink = %v, want in (0, 1]", ErrSettings, set.Shrink)
+	case set.StepMin > a0 || a0 > set.StepMax:
+		return fmt.Errorf("%w: StepMin, α0, StepMax = %v, %v, %v, want StepMin ≤ α0 ≤ StepMax", ErrSettings, set.StepMin, a0, set.StepMax)
 	}
 	return nil
 }
@@ -354,6 +402,10 @@ func (s *Stepper) StepParams() []float64 { return append([]float64(nil), s.v...)
 
 // X returns a copy of the current point x_k.
 func (s *Stepper) X() []float64 { return append([]float64(nil), s.x...) }
+
+// Steps returns a copy of the Success rule's σ_i (the step along b_i is
+// σ_i/v_i); nil for the other rules.
+func (s *Stepper) Steps() []float64 { return slices.Clone(s.sigma) }
 
 // F returns f(x_k) (NaN before x0 is measured).
 func (s *Stepper) F() float64 { return s.f }
@@ -441,6 +493,8 @@ func (s *Stepper) stepSize(j int, probe float64) float64 {
 		return a0 * math.Abs(s.f-s.set.FStar) / vi
 	case StronglyConvexFStar:
 		return a0 / vi * math.Sqrt(2*s.set.Mu*math.Abs(s.f-s.set.FStar))
+	case Success:
+		return s.sigma[s.idx[j]] / vi
 	}
 	panic("stp: unreachable")
 }
@@ -454,7 +508,7 @@ func (s *Stepper) t() float64 {
 
 // Propose returns the next batch of points to evaluate. An iteration is one
 // batch {x+, x−} per direction (M = Settings.Directions pairs) for the
-// Decaying and Fixed rules, plus x_k when it must be measured
+// Decaying, Fixed and Success rules, plus x_k when it must be measured
 // (first iteration without F0, or Remeasure). The FiniteDifference rule
 // needs f(x_k + t b_i) before x± exist, so its iterations take two batches:
 // {probe per direction[, x_k]} then {x+, x− per direction}. The f*-rules
@@ -570,7 +624,29 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 			acc, best, won = r, values[k], k
 		}
 	}
+	if s.sigma != nil {
+		s.adapt(values)
+	}
 	return s.complete(acc, won, best), nil
+}
+
+// adapt applies the Success rule to the directions of the iteration: σ_i
+// grows when x+ or x− of b_i beats f(x_k) and shrinks otherwise.
+func (s *Stepper) adapt(values []float64) {
+	won := make([]bool, s.m)
+	for k, r := range s.roles {
+		if r != Center && s.better(values[k], s.f) {
+			won[s.dirOf[k]] = true
+		}
+	}
+	for j, w := range won {
+		i := s.idx[j]
+		if w {
+			s.sigma[i] = math.Min(s.sigma[i]*s.set.Grow, s.set.StepMax)
+		} else {
+			s.sigma[i] = math.Max(s.sigma[i]*s.set.Shrink, s.set.StepMin)
+		}
+	}
 }
 
 // complete ends the iteration with the point k of the batch (role acc) as
