@@ -12,6 +12,10 @@
 // Settings extend the paper's method; each zero value is the paper's
 // behaviour:
 //
+//   - Momentum β > 0 runs SMTP, the heavy-ball variant (Gorbunov, Bibi,
+//     Sener, Bergou, Richtárik, "A Stochastic Derivative Free Optimization
+//     Method with Momentum", ICLR 2020, Algorithm 1), and with importance
+//     sampling SMTP_IS; see [Stepper] for the iteration.
 //   - Directions M > 1 evaluates M directions (2M points) per iteration and
 //     keeps the best point.
 //   - The [Success] step rule grows a per-direction step after successes

@@ -18,7 +18,9 @@ const (
 	// FiniteDifference is Theorems 3 and 4's α = |f(x_k + t b_i) − f(x_k)| / (t v_i).
 	// It costs one more evaluation per iteration (the probe x_k + t b_i),
 	// which must be known before x± can be built: the iteration takes two
-	// batches (see [Stepper.Propose]).
+	// batches (see [Stepper.Propose]). With Settings.Momentum β the probe is
+	// z^k + t b_i and SMTP's step is γ = (1−β) |f(z^k + t b_i) − f(z^k)| / (t v_i),
+	// so that a constant γ moves z by the STP step γ/(1−β).
 	FiniteDifference
 	// ConvexFStar is the appendix rule for convex f with known f*:
 	// α = α0 |f(x_k) − f*| / v_i.

@@ -50,7 +50,7 @@ func (r Role) String() string {
 
 // Settings configures a [Stepper]. The zero value is plain STP with the
 // Decaying rule (α0 = 1) on the canonical basis, minimizing, with v_i = 1,
-// one direction per iteration. Every zero value means the
+// one direction per iteration and no momentum. Every zero value means the
 // documented default, which is the paper's method.
 type Settings struct {
 	// Goal is Minimize (default) or Maximize.
@@ -98,6 +98,12 @@ type Settings struct {
 	// 0 < StepMin ≤ α0 ≤ StepMax < ∞.
 	StepMin, StepMax float64
 
+	// Momentum is β of SMTP, the heavy-ball variant of STP (Gorbunov, Bibi,
+	// Sener, Bergou, Richtárik, ICLR 2020), in [0, 1). Default 0: STP or
+	// STP_IS. With β > 0 and Uniform sampling this is SMTP (Algorithm 1 of
+	// that paper); with ISSqrt, ISL or Custom sampling of the basis
+	// directions it is SMTP_IS. See [Stepper] for the iteration.
+	Momentum float64
 	// Directions is M, the number of directions of one iteration: the
 	// iteration draws M indices i.i.d. from p (a repeated index is evaluated
 	// twice), evaluates the 2M points x± of all of them in one batch and
@@ -140,7 +146,8 @@ type Batch struct {
 	// Index is i, the 0-based index of the direction b_i (Indices[0]).
 	Index int
 	// Alpha is the step α of x± (Alphas[0]; NaN in a finite-difference
-	// probe batch, whose α is not known yet).
+	// probe batch, whose α is not known yet). With Momentum it is SMTP's
+	// step γ of the anchor x, not the distance of x± from x_k.
 	Alpha float64
 	// Indices and Alphas give the index and the step of each of the M
 	// directions of the iteration (length 1 unless Settings.Directions > 1).
@@ -180,6 +187,28 @@ const (
 
 // Stepper runs Algorithm 1 one batch at a time. Create it with NewStepper.
 // A Stepper is not safe for concurrent use.
+//
+// With Settings.Momentum β > 0 it runs SMTP (SMTP_IS with importance
+// sampling). The stepper then keeps, besides the current point, SMTP's
+// heavy-ball anchor x^k and velocity v^k (v^{−1} = 0, x^0 = x0), and its
+// current point is SMTP's virtual iterate z^k, the point whose value is
+// compared (z^0 = x0). One iteration with direction s = b_i and step γ
+// (the step rule's α, so γ ∝ 1/v_i) evaluates
+//
+//	v± = β v^k ± s,  x± = x^k + γ v±,  z± = x± + γ β/(1−β) v±,
+//
+// keeps the best of z^k, z+, z− as z^{k+1} and carries the x± and v± of
+// the winner (x and v stay when z^k is kept). This is the paper's Algorithm
+// 1 (v± = βv + s, x± = x − γ v±, z± = x± − γβ/(1−β) v±) with its v and s
+// written with the opposite sign, so that Plus moves along +b_i as in STP;
+// the two are the same method because s and −s are equally likely. With
+// β = 0 the iteration is STP's exactly. With a constant γ, z± = z^k ±
+// γ/(1−β) s: the compared points are those of STP with step γ/(1−β); a
+// changing γ adds the drift (γ_last − γ) β/(1−β) v^k, where γ_last is the
+// step of the last move. The drift is small for the slowly decaying
+// Decaying rule, but large when consecutive steps differ much: per-direction
+// steps with very different v_i (importance sampling), the
+// FiniteDifference rule and the Success rule.
 type Stepper struct {
 	set   Settings
 	n     int
@@ -188,10 +217,12 @@ type Stepper struct {
 	src   rand.Source
 	rnd   *rand.Rand
 
-	x      []float64 // the current point x_k
+	x      []float64 // the current point x_k (SMTP's z^k)
 	f      float64
-	fKnown bool      // f(x_k) has been measured (f may still be NaN)
-	sigma  []float64 // the Success rule's σ_i per direction; nil for other rules
+	fKnown bool // f(x_k) has been measured (f may still be NaN)
+	// SMTP's anchor x^k and velocity v^k; nil without momentum.
+	hx, vel []float64
+	sigma   []float64 // the Success rule's σ_i per direction; nil for other rules
 
 	iter   int
 	points int64
@@ -252,6 +283,10 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 		s.f = *settings.F0
 		s.fKnown = true
 	}
+	if settings.Momentum > 0 {
+		s.hx = append([]float64(nil), x0...)
+		s.vel = make([]float64, n)
+	}
 	if settings.Rule == Success {
 		s.sigma = make([]float64, n)
 		for i := range s.sigma {
@@ -295,6 +330,9 @@ func checkSettings(set *Settings) error {
 	}
 	if math.IsNaN(set.FStar) || math.IsInf(set.FStar, 0) {
 		return fmt.Errorf("%w: FStar = %v", ErrSettings, set.FStar)
+	}
+	if !(set.Momentum >= 0 && set.Momentum < 1) {
+		return fmt.Errorf("%w: Momentum = %v, want in [0, 1)", ErrSettings, set.Momentum)
 	}
 	if set.Directions < 0 {
 		return fmt.Errorf("%w: Directions = %d, want ≥ 0 (0: 1)", ErrSettings, set.Directions)
@@ -400,8 +438,27 @@ func (s *Stepper) Probabilities() []float64 { return append([]float64(nil), s.p.
 // StepParams returns a copy of v.
 func (s *Stepper) StepParams() []float64 { return append([]float64(nil), s.v...) }
 
-// X returns a copy of the current point x_k.
+// X returns a copy of the current point x_k (with Momentum, SMTP's
+// virtual iterate z^k, the point whose value F is).
 func (s *Stepper) X() []float64 { return append([]float64(nil), s.x...) }
+
+// Anchor returns a copy of SMTP's heavy-ball iterate x^k (X() without
+// Momentum).
+func (s *Stepper) Anchor() []float64 {
+	if s.hx == nil {
+		return s.X()
+	}
+	return append([]float64(nil), s.hx...)
+}
+
+// Velocity returns a copy of SMTP's v^k (written with the sign of motion:
+// x^{k+1} = x^k + γ v^k); zeros without Momentum.
+func (s *Stepper) Velocity() []float64 {
+	if s.vel == nil {
+		return make([]float64, s.n)
+	}
+	return append([]float64(nil), s.vel...)
+}
 
 // Steps returns a copy of the Success rule's σ_i (the step along b_i is
 // σ_i/v_i); nil for the other rules.
@@ -455,13 +512,28 @@ func (s *Stepper) needsPre() bool {
 }
 
 // point returns the candidate of direction j on side sg (+1 for Plus, −1
-// for Minus).
-func (s *Stepper) point(j int, sg float64) []float64 {
+// for Minus), and with momentum writes its anchor and velocity into hx and
+// vel when they are not nil.
+func (s *Stepper) point(j int, sg float64, hx, vel []float64) []float64 {
 	pt := make([]float64, s.n)
 	d := s.dirs[j]
-	a := sg * s.alpha[j]
+	if s.hx == nil {
+		a := sg * s.alpha[j]
+		for i := range pt {
+			pt[i] = s.x[i] + a*d[i]
+		}
+		return pt
+	}
+	b := s.set.Momentum
+	g := s.alpha[j]
+	c := g * b / (1 - b)
 	for i := range pt {
-		pt[i] = s.x[i] + a*d[i]
+		vi := b*s.vel[i] + sg*d[i]
+		xi := s.hx[i] + g*vi
+		pt[i] = xi + c*vi
+		if hx != nil {
+			hx[i], vel[i] = xi, vi
+		}
 	}
 	return pt
 }
@@ -488,7 +560,11 @@ func (s *Stepper) stepSize(j int, probe float64) float64 {
 		}
 		return eps / (float64(s.n) * vi)
 	case FiniteDifference:
-		return math.Abs(probe-s.f) / (s.t() * vi)
+		a := math.Abs(probe-s.f) / (s.t() * vi)
+		if s.hx != nil {
+			a *= 1 - s.set.Momentum
+		}
+		return a
 	case ConvexFStar:
 		return a0 * math.Abs(s.f-s.set.FStar) / vi
 	case StronglyConvexFStar:
@@ -552,8 +628,8 @@ func (s *Stepper) Propose() (Batch, error) {
 			if s.set.Rule != FiniteDifference {
 				s.alpha[j] = s.stepSize(j, math.NaN())
 			}
-			add(s.point(j, 1), Plus, j)
-			add(s.point(j, -1), Minus, j)
+			add(s.point(j, 1, nil, nil), Plus, j)
+			add(s.point(j, -1, nil, nil), Minus, j)
 		}
 	}
 	if measureCenter {
@@ -658,9 +734,13 @@ func (s *Stepper) complete(acc Role, k int, f float64) Outcome {
 			sg = -1
 		}
 		j := s.dirOf[k]
-		a := sg * s.alpha[j]
-		for i := range s.x {
-			s.x[i] += a * s.dirs[j][i]
+		if s.hx == nil {
+			a := sg * s.alpha[j]
+			for i := range s.x {
+				s.x[i] += a * s.dirs[j][i]
+			}
+		} else {
+			s.x = s.point(j, sg, s.hx, s.vel)
 		}
 	}
 	s.f = f

@@ -16,8 +16,8 @@ func TestDirections(t *testing.T) {
 	n := 12
 	q := newQuad(n, 100)
 	x0 := make([]float64, n)
-	for _, beta := range []float64{0} {
-		s, err := NewStepper(x0, Settings{Directions: 4, L: q.L, Rule: Fixed, Epsilon: 2, Seed: 1})
+	for _, beta := range []float64{0, 0.5} {
+		s, err := NewStepper(x0, Settings{Directions: 4, Momentum: beta, L: q.L, Rule: Fixed, Epsilon: 2, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -164,7 +164,7 @@ func TestSameSeedSameRun(t *testing.T) {
 	q := newQuad(8, 100)
 	for _, set := range []Settings{
 		{Sampling: ISSqrt, L: q.L, Rule: Decaying, Seed: 42},
-		{Sampling: ISL, L: q.L, Rule: Success, Directions: 3, Seed: 42},
+		{Sampling: ISL, L: q.L, Rule: Success, Momentum: 0.5, Directions: 3, Seed: 42},
 	} {
 		a, b := trajectory(t, set, 100), trajectory(t, set, 100)
 		if !slices.EqualFunc(a, b, slices.Equal) {
@@ -189,8 +189,8 @@ func TestCheckpoint(t *testing.T) {
 	q := newQuad(8, 100)
 	for _, set := range []Settings{
 		{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: FiniteDifference, Remeasure: true, Seed: 9},
-		{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: Success, Directions: 3, Remeasure: true, Seed: 9},
-		{Goal: Maximize, L: q.L, Rule: FiniteDifference, Directions: 2, Seed: 9},
+		{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: Success, Momentum: 0.6, Directions: 3, Remeasure: true, Seed: 9},
+		{Goal: Maximize, L: q.L, Rule: FiniteDifference, Momentum: 0.3, Directions: 2, Seed: 9},
 	} {
 		checkpoint(t, q, set)
 	}
@@ -212,7 +212,7 @@ func checkpoint(t *testing.T, q quad, set Settings) {
 				t.Fatal(err)
 			}
 			if out.Completed {
-				*trace = append(*trace, slices.Concat(s.X(), s.Steps(), []float64{s.F(), float64(s.Points())}))
+				*trace = append(*trace, slices.Concat(s.X(), s.Anchor(), s.Velocity(), s.Steps(), []float64{s.F(), float64(s.Points())}))
 				if s.Iter() == 10 { // p and v change mid-run, as in the trainer
 					L := slices.Clone(q.L)
 					slices.Reverse(L)
@@ -262,13 +262,14 @@ func checkpoint(t *testing.T, q quad, set Settings) {
 		t.Errorf("mismatched restore: %v", err)
 	}
 	for _, mod := range []func(*Settings){
+		func(o *Settings) { o.Momentum += 0.1 },
 		func(o *Settings) { o.Directions = max(o.Directions, 1) + 1 },
 	} {
 		other := set
 		mod(&other)
 		c, _ := NewStepper(make([]float64, 8), other)
 		if err := c.UnmarshalBinary(blob); !errors.Is(err, ErrState) {
-			t.Errorf("restore into %d directions: %v", other.Directions, err)
+			t.Errorf("restore into momentum %v, %d directions: %v", other.Momentum, other.Directions, err)
 		}
 	}
 	other = set
@@ -357,7 +358,7 @@ func TestNaNNeverAccepted(t *testing.T) {
 		if goal == Maximize {
 			bad = math.Inf(-1)
 		}
-		for _, set := range []Settings{{Goal: goal, Seed: 1}, {Goal: goal, Directions: 3, Rule: Success, Seed: 1}} {
+		for _, set := range []Settings{{Goal: goal, Seed: 1}, {Goal: goal, Momentum: 0.5, Directions: 3, Rule: Success, Seed: 1}} {
 			s, _ := NewStepper([]float64{1, 2}, set)
 			for k := range 20 {
 				b, _ := s.Propose()
@@ -373,7 +374,7 @@ func TestNaNNeverAccepted(t *testing.T) {
 					}
 				}
 				out, err := s.Tell(vals)
-				if err != nil || out.Accepted != Center || s.F() != 5 || !slices.Equal(s.X(), []float64{1, 2}) {
+				if err != nil || out.Accepted != Center || s.F() != 5 || !slices.Equal(s.X(), []float64{1, 2}) || !slices.Equal(s.Anchor(), []float64{1, 2}) {
 					t.Fatalf("%+v iteration %d: %+v, %v, x = %v", set, k, out, err, s.X())
 				}
 			}
