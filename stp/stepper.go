@@ -102,7 +102,14 @@ type Settings struct {
 	// Sener, Bergou, Richtárik, ICLR 2020), in [0, 1). Default 0: STP or
 	// STP_IS. With β > 0 and Uniform sampling this is SMTP (Algorithm 1 of
 	// that paper); with ISSqrt, ISL or Custom sampling of the basis
-	// directions it is SMTP_IS. See [Stepper] for the iteration.
+	// directions it is SMTP_IS. See [Stepper] for the iteration. Only the
+	// paper's abstract could be consulted when this was written: the
+	// update follows Algorithm 1 as recalled (v± = βv ± s, x± = x − γ v±,
+	// z± = x± − γβ/(1−β) v±, compare f at z, z+, z−, keep x and v of the
+	// winner), SMTP_IS is that update on basis directions drawn with
+	// probabilities p_i and steps ∝ 1/v_i, and the (1−β) factor of the
+	// finite-difference step is from memory of the paper's convex-case
+	// theorems; check them against the paper's text.
 	Momentum float64
 	// Directions is M, the number of directions of one iteration: the
 	// iteration draws M indices i.i.d. from p (a repeated index is evaluated
