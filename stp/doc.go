@@ -9,6 +9,18 @@
 // minimizing, largest when maximizing). A NaN value, or the infinity on the
 // wrong side (+Inf when minimizing, −Inf when maximizing), is never accepted.
 //
+// Settings extend the paper's method; each zero value is the paper's
+// behaviour:
+//
+//   - Momentum β > 0 runs SMTP, the heavy-ball variant (Gorbunov, Bibi,
+//     Sener, Bergou, Richtárik, "A Stochastic Derivative Free Optimization
+//     Method with Momentum", ICLR 2020, Algorithm 1), and with importance
+//     sampling SMTP_IS; see [Stepper] for the iteration.
+//   - Directions M > 1 evaluates M directions (2M points) per iteration and
+//     keeps the best point.
+//   - The [Success] step rule grows a per-direction step after successes
+//     and shrinks it after failures, within [StepMin, StepMax].
+//
 // There are two ways to drive the method:
 //
 //   - [Stepper] is the low-level, batch API: [Stepper.Propose] hands out the

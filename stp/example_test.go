@@ -37,3 +37,35 @@ func ExampleStepper() {
 	// Output:
 	// x = [1.000 -2.000], f < 1e-6: true, evaluations: 61
 }
+
+// SMTP (Momentum β = 0.5) with the fixed step, two directions per
+// iteration, on the same f, evaluating each batch by hand.
+func ExampleStepper_momentum() {
+	f := func(x []float64) float64 { return 0.5*(x[0]-1)*(x[0]-1) + 2*(x[1]+2)*(x[1]+2) }
+	s, err := stp.NewStepper([]float64{0, 0}, stp.Settings{
+		Momentum:   0.5,
+		Directions: 2,
+		Rule:       stp.Fixed,
+		Epsilon:    0.1,
+		Seed:       1,
+	})
+	if err != nil {
+		panic(err)
+	}
+	for s.Iter() < 200 && !(s.F() < 1e-4) {
+		b, err := s.Propose()
+		if err != nil {
+			panic(err)
+		}
+		values := make([]float64, len(b.Points))
+		for j, x := range b.Points {
+			values[j] = f(x)
+		}
+		if _, err := s.Tell(values); err != nil {
+			panic(err)
+		}
+	}
+	fmt.Printf("f < 1e-4: %v after %d iterations (%d evaluations)\n", s.F() < 1e-4, s.Iter(), s.Points())
+	// Output:
+	// f < 1e-4: true after 33 iterations (133 evaluations)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/gob"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 )
 
 // stateVersion is bumped when State changes incompatibly.
@@ -15,18 +16,27 @@ const stateVersion = 1
 // with encoding/gob (float values may be NaN or ±Inf, which encoding/json
 // rejects). Settings that do not change (basis, step rule and its
 // constants, goal, mixing) are not part of it: restore a State into a
-// stepper built with the same Settings. N, Goal, Rule and Mixing are
-// stored to detect a mismatch.
+// stepper built with the same Settings. N, Goal, Rule, Mixing, Momentum
+// and Directions are stored to detect a mismatch.
 type State struct {
 	Version int
 	N       int
 	Goal    Goal
 	Rule    StepRule
 	Mixing  float64
+	// Momentum is β and Directions is M (0 in states written before they
+	// existed, which were β = 0 and M = 1).
+	Momentum   float64
+	Directions int
 
-	X      []float64
-	F      float64
-	FKnown bool
+	// X is x_k (SMTP's z^k); Anchor and Velocity are SMTP's x^k and v^k
+	// (nil without momentum).
+	X                []float64
+	Anchor, Velocity []float64
+	F                float64
+	FKnown           bool
+	// Sigma is the Success rule's σ_i (nil for the other rules).
+	Sigma  []float64
 	Iter   int
 	Points int64
 	// P is p after mixing; V is v.
@@ -51,19 +61,24 @@ func (s *Stepper) State() (State, error) {
 		return State{}, fmt.Errorf("%w: %v", ErrNotMarshalable, err)
 	}
 	return State{
-		Version: stateVersion,
-		N:       s.n,
-		Goal:    s.set.Goal,
-		Rule:    s.set.Rule,
-		Mixing:  s.set.Mixing,
-		X:       append([]float64(nil), s.x...),
-		F:       s.f,
-		FKnown:  s.fKnown,
-		Iter:    s.iter,
-		Points:  s.points,
-		P:       append([]float64(nil), s.p...),
-		V:       append([]float64(nil), s.v...),
-		RNG:     rng,
+		Version:    stateVersion,
+		N:          s.n,
+		Goal:       s.set.Goal,
+		Rule:       s.set.Rule,
+		Mixing:     s.set.Mixing,
+		Momentum:   s.set.Momentum,
+		Directions: s.m,
+		X:          append([]float64(nil), s.x...),
+		Anchor:     slices.Clone(s.hx),
+		Velocity:   slices.Clone(s.vel),
+		Sigma:      slices.Clone(s.sigma),
+		F:          s.f,
+		FKnown:     s.fKnown,
+		Iter:       s.iter,
+		Points:     s.points,
+		P:          append([]float64(nil), s.p...),
+		V:          append([]float64(nil), s.v...),
+		RNG:        rng,
 	}, nil
 }
 
@@ -78,9 +93,19 @@ func (s *Stepper) SetState(st State) error {
 		return fmt.Errorf("%w: version %d, want %d", ErrState, st.Version, stateVersion)
 	case st.N != s.n || len(st.X) != s.n || len(st.P) != s.n || len(st.V) != s.n:
 		return fmt.Errorf("%w: dimension %d, stepper has %d", ErrState, st.N, s.n)
-	case st.Goal != s.set.Goal || st.Rule != s.set.Rule || st.Mixing != s.set.Mixing:
-		return fmt.Errorf("%w: goal/rule/mixing %v/%v/%v, stepper has %v/%v/%v", ErrState,
-			st.Goal, st.Rule, st.Mixing, s.set.Goal, s.set.Rule, s.set.Mixing)
+	case st.Goal != s.set.Goal || st.Rule != s.set.Rule || st.Mixing != s.set.Mixing ||
+		st.Momentum != s.set.Momentum || max(st.Directions, 1) != s.m:
+		return fmt.Errorf("%w: goal/rule/mixing/momentum/directions %v/%v/%v/%v/%v, stepper has %v/%v/%v/%v/%v", ErrState,
+			st.Goal, st.Rule, st.Mixing, st.Momentum, max(st.Directions, 1), s.set.Goal, s.set.Rule, s.set.Mixing, s.set.Momentum, s.m)
+	case (s.hx != nil) != (len(st.Anchor) == s.n && len(st.Velocity) == s.n):
+		return fmt.Errorf("%w: momentum state of lengths %d, %d, want %d each with momentum, none without", ErrState, len(st.Anchor), len(st.Velocity), s.n)
+	case (s.sigma != nil) != (len(st.Sigma) == s.n):
+		return fmt.Errorf("%w: %d step sizes σ, want %d with the Success rule, none without", ErrState, len(st.Sigma), s.n)
+	}
+	for i, sg := range st.Sigma {
+		if !(sg >= s.set.StepMin && sg <= s.set.StepMax) {
+			return fmt.Errorf("%w: σ[%d] = %v outside [StepMin, StepMax] = [%v, %v]", ErrState, i, sg, s.set.StepMin, s.set.StepMax)
+		}
 	}
 	if err := checkV(st.V, s.n); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
@@ -96,6 +121,13 @@ func (s *Stepper) SetState(st State) error {
 		return fmt.Errorf("%w: random source: %w", ErrState, err)
 	}
 	s.x = append(s.x[:0], st.X...)
+	if s.hx != nil {
+		s.hx = append(s.hx[:0], st.Anchor...)
+		s.vel = append(s.vel[:0], st.Velocity...)
+	}
+	if s.sigma != nil {
+		s.sigma = append(s.sigma[:0], st.Sigma...)
+	}
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points
 	s.p = append([]float64(nil), st.P...)

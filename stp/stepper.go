@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // Goal says whether the stepper minimizes or maximizes f.
@@ -48,8 +49,9 @@ func (r Role) String() string {
 }
 
 // Settings configures a [Stepper]. The zero value is plain STP with the
-// Decaying rule (α0 = 1) on the canonical basis, minimizing, with v_i = 1.
-// Every zero value means the documented default.
+// Decaying rule (α0 = 1) on the canonical basis, minimizing, with v_i = 1,
+// one direction per iteration and no momentum. Every zero value means the
+// documented default, which is the paper's method.
 type Settings struct {
 	// Goal is Minimize (default) or Maximize.
 	Goal Goal
@@ -74,7 +76,8 @@ type Settings struct {
 	// Rule is the step rule, default Decaying.
 	Rule StepRule
 	// Alpha0 is α0 of the Decaying, ConvexFStar and StronglyConvexFStar
-	// rules. Default 1. See OptimalAlpha0 for Theorem 1's best value.
+	// rules, and the Success rule's first σ. Default 1. See OptimalAlpha0
+	// for Theorem 1's best value.
 	Alpha0 float64
 	// Epsilon is ε of the Fixed rule α = ε/(n v_i). Default 1.
 	Epsilon float64
@@ -86,6 +89,37 @@ type Settings struct {
 	// Mu is μ of the StronglyConvexFStar rule (the paper's
 	// μ = λ / max_i v_i²/p_i²). Required (> 0) by that rule.
 	Mu float64
+	// Grow and Shrink are the Success rule's factors: σ ← Grow·σ after an
+	// iteration that moves, σ ← Shrink·σ after one that keeps x_k.
+	// Defaults 2 and 1/2. Grow must be ≥ 1, Shrink in (0, 1].
+	Grow, Shrink float64
+	// StepMin and StepMax bound the Success rule's σ. Defaults α0/1000 and
+	// 1000·α0 (α0 being Alpha0 or its default 1). They must satisfy
+	// 0 < StepMin ≤ α0 ≤ StepMax < ∞.
+	StepMin, StepMax float64
+
+	// Momentum is β of SMTP, the heavy-ball variant of STP (Gorbunov, Bibi,
+	// Sener, Bergou, Richtárik, ICLR 2020), in [0, 1). Default 0: STP or
+	// STP_IS. With β > 0 and Uniform sampling this is SMTP (Algorithm 1 of
+	// that paper); with ISSqrt, ISL or Custom sampling of the basis
+	// directions it is SMTP_IS. See [Stepper] for the iteration. Only the
+	// paper's abstract could be consulted when this was written: the
+	// update follows Algorithm 1 as recalled (v± = βv ± s, x± = x − γ v±,
+	// z± = x± − γβ/(1−β) v±, compare f at z, z+, z−, keep x and v of the
+	// winner), SMTP_IS is that update on basis directions drawn with
+	// probabilities p_i and steps ∝ 1/v_i, and the (1−β) factor of the
+	// finite-difference step is from memory of the paper's convex-case
+	// theorems; check them against the paper's text.
+	Momentum float64
+	// Directions is M, the number of directions of one iteration: the
+	// iteration draws M indices i.i.d. from p (a repeated index is evaluated
+	// twice), evaluates the 2M points x± of all of them in one batch and
+	// keeps the best of them and x_k. Keeping the best point keeps f(x_k)
+	// monotone, as the three-point comparison does; a combination of the
+	// directions (a step along the sum of the winners) would be a point
+	// not yet measured, and accepting it unmeasured would lose that
+	// guarantee. Default 0 or 1: one direction, the paper's method.
+	Directions int
 
 	// Remeasure re-measures f(x_k) every iteration (a Center point in each
 	// iteration's batch). With a noisy f this makes the three-point
@@ -116,15 +150,23 @@ type Settings struct {
 type Batch struct {
 	// Iter is the 0-based iteration the batch belongs to.
 	Iter int
-	// Index is i, the 0-based index of the direction b_i.
+	// Index is i, the 0-based index of the direction b_i (Indices[0]).
 	Index int
-	// Alpha is the step α of x± (NaN in a finite-difference probe batch,
-	// whose α is not known yet).
+	// Alpha is the step α of x± (Alphas[0]; NaN in a finite-difference
+	// probe batch, whose α is not known yet). With Momentum it is SMTP's
+	// step γ of the anchor x, not the distance of x± from x_k.
 	Alpha float64
+	// Indices and Alphas give the index and the step of each of the M
+	// directions of the iteration (length 1 unless Settings.Directions > 1).
+	Indices []int
+	Alphas  []float64
 	// Points are the points to evaluate; the stepper does not keep them.
 	Points [][]float64
 	// Roles gives the role of each point.
 	Roles []Role
+	// Dir gives, for each point, which of the M directions (an index into
+	// Indices) it belongs to; −1 for Center.
+	Dir []int
 }
 
 // Outcome is what Tell did.
@@ -134,6 +176,10 @@ type Outcome struct {
 	Completed bool
 	// Accepted is the role of the new x_k: Plus, Minus or Center (kept).
 	Accepted Role
+	// Point is the index in the told batch's Points of the new x_k: the
+	// accepted Plus or Minus point, or the Center point when x_k was kept
+	// and measured in this batch; −1 otherwise.
+	Point int
 	// F is the current value f(x_k).
 	F float64
 }
@@ -148,16 +194,42 @@ const (
 
 // Stepper runs Algorithm 1 one batch at a time. Create it with NewStepper.
 // A Stepper is not safe for concurrent use.
+//
+// With Settings.Momentum β > 0 it runs SMTP (SMTP_IS with importance
+// sampling). The stepper then keeps, besides the current point, SMTP's
+// heavy-ball anchor x^k and velocity v^k (v^{−1} = 0, x^0 = x0), and its
+// current point is SMTP's virtual iterate z^k, the point whose value is
+// compared (z^0 = x0). One iteration with direction s = b_i and step γ
+// (the step rule's α, so γ ∝ 1/v_i) evaluates
+//
+//	v± = β v^k ± s,  x± = x^k + γ v±,  z± = x± + γ β/(1−β) v±,
+//
+// keeps the best of z^k, z+, z− as z^{k+1} and carries the x± and v± of
+// the winner (x and v stay when z^k is kept). This is the paper's Algorithm
+// 1 (v± = βv + s, x± = x − γ v±, z± = x± − γβ/(1−β) v±) with its v and s
+// written with the opposite sign, so that Plus moves along +b_i as in STP;
+// the two are the same method because s and −s are equally likely. With
+// β = 0 the iteration is STP's exactly. With a constant γ, z± = z^k ±
+// γ/(1−β) s: the compared points are those of STP with step γ/(1−β); a
+// changing γ adds the drift (γ_last − γ) β/(1−β) v^k, where γ_last is the
+// step of the last move. The drift is small for the slowly decaying
+// Decaying rule, but large when consecutive steps differ much: per-direction
+// steps with very different v_i (importance sampling), the
+// FiniteDifference rule and the Success rule.
 type Stepper struct {
 	set   Settings
 	n     int
+	m     int // directions per iteration
 	basis Basis
 	src   rand.Source
 	rnd   *rand.Rand
 
-	x      []float64
+	x      []float64 // the current point x_k (SMTP's z^k)
 	f      float64
 	fKnown bool // f(x_k) has been measured (f may still be NaN)
+	// SMTP's anchor x^k and velocity v^k; nil without momentum.
+	hx, vel []float64
+	sigma   []float64 // the Success rule's σ_i per direction; nil for other rules
 
 	iter   int
 	points int64
@@ -168,12 +240,13 @@ type Stepper struct {
 	// Iteration in progress.
 	phase        phase
 	drawn        bool
-	idx          int
-	alpha        float64
-	dir          []float64
+	idx          []int
+	alpha        []float64
+	dirs         [][]float64
 	preDone      bool
 	centerThisIt bool
 	roles        []Role
+	dirOf        []int
 }
 
 // NewStepper returns a stepper that starts at x0 (copied).
@@ -187,34 +260,19 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 			return nil, fmt.Errorf("%w: x0[%d] = %v", ErrSettings, i, xi)
 		}
 	}
-	s := &Stepper{set: settings, n: n, x: append([]float64(nil), x0...), f: math.NaN(), alpha: math.NaN()}
+	s := &Stepper{set: settings, n: n, x: append([]float64(nil), x0...), f: math.NaN()}
 	s.basis = settings.Basis
 	if s.basis == nil {
 		s.basis = Canonical(n)
 	}
-	if s.basis.Dim() != n {
-		return nil, fmt.Errorf("%w: basis dimension %d, len(x0) = %d", ErrDimension, s.basis.Dim(), n)
+	if s.basis.Dim() != n || s.basis.Count() != n {
+		return nil, fmt.Errorf("%w: basis of %d directions in dimension %d, len(x0) = %d", ErrDimension, s.basis.Count(), s.basis.Dim(), n)
 	}
-	if settings.Goal != Minimize && settings.Goal != Maximize {
-		return nil, fmt.Errorf("%w: goal %d", ErrSettings, settings.Goal)
+	if err := checkSettings(&settings); err != nil {
+		return nil, err
 	}
-	if settings.Rule < Decaying || settings.Rule > StronglyConvexFStar {
-		return nil, fmt.Errorf("%w: step rule %v", ErrSettings, settings.Rule)
-	}
-	for _, c := range []struct {
-		name string
-		v    float64
-	}{{"Alpha0", settings.Alpha0}, {"Epsilon", settings.Epsilon}, {"T", settings.T}, {"Mu", settings.Mu}} {
-		if !(c.v >= 0) || math.IsInf(c.v, 0) {
-			return nil, fmt.Errorf("%w: %s = %v, want finite and ≥ 0", ErrSettings, c.name, c.v)
-		}
-	}
-	if settings.Rule == StronglyConvexFStar && settings.Mu == 0 {
-		return nil, fmt.Errorf("%w: the strongly convex rule needs Mu > 0", ErrSettings)
-	}
-	if math.IsNaN(settings.FStar) || math.IsInf(settings.FStar, 0) {
-		return nil, fmt.Errorf("%w: FStar = %v", ErrSettings, settings.FStar)
-	}
+	s.set = settings
+	s.m = max(settings.Directions, 1)
 	var p, v []float64
 	var err error
 	if settings.Sampling == Custom {
@@ -232,13 +290,88 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 		s.f = *settings.F0
 		s.fKnown = true
 	}
+	if settings.Momentum > 0 {
+		s.hx = append([]float64(nil), x0...)
+		s.vel = make([]float64, n)
+	}
+	if settings.Rule == Success {
+		s.sigma = make([]float64, n)
+		for i := range s.sigma {
+			s.sigma[i] = s.alpha0()
+		}
+	}
 	s.src = settings.Src
 	if s.src == nil {
 		s.src = rand.NewPCG(settings.Seed, 0xda3e39cb94b95bdb)
 	}
 	s.rnd = rand.New(s.src)
-	s.dir = make([]float64, n)
+	s.idx = make([]int, s.m)
+	s.alpha = make([]float64, s.m)
+	s.dirs = make([][]float64, s.m)
+	for j := range s.dirs {
+		s.dirs[j] = make([]float64, n)
+	}
 	return s, nil
+}
+
+// checkSettings checks the settings that do not depend on n and fills the
+// defaults of the Success rule's bounds.
+func checkSettings(set *Settings) error {
+	if set.Goal != Minimize && set.Goal != Maximize {
+		return fmt.Errorf("%w: goal %d", ErrSettings, set.Goal)
+	}
+	if set.Rule < Decaying || set.Rule > Success {
+		return fmt.Errorf("%w: step rule %v", ErrSettings, set.Rule)
+	}
+	for _, c := range []struct {
+		name string
+		v    float64
+	}{{"Alpha0", set.Alpha0}, {"Epsilon", set.Epsilon}, {"T", set.T}, {"Mu", set.Mu},
+		{"Grow", set.Grow}, {"Shrink", set.Shrink}, {"StepMin", set.StepMin}, {"StepMax", set.StepMax}} {
+		if !(c.v >= 0) || math.IsInf(c.v, 0) {
+			return fmt.Errorf("%w: %s = %v, want finite and ≥ 0", ErrSettings, c.name, c.v)
+		}
+	}
+	if set.Rule == StronglyConvexFStar && set.Mu == 0 {
+		return fmt.Errorf("%w: the strongly convex rule needs Mu > 0", ErrSettings)
+	}
+	if math.IsNaN(set.FStar) || math.IsInf(set.FStar, 0) {
+		return fmt.Errorf("%w: FStar = %v", ErrSettings, set.FStar)
+	}
+	if !(set.Momentum >= 0 && set.Momentum < 1) {
+		return fmt.Errorf("%w: Momentum = %v, want in [0, 1)", ErrSettings, set.Momentum)
+	}
+	if set.Directions < 0 {
+		return fmt.Errorf("%w: Directions = %d, want ≥ 0 (0: 1)", ErrSettings, set.Directions)
+	}
+	if set.Rule != Success {
+		return nil
+	}
+	a0 := set.Alpha0
+	if a0 == 0 {
+		a0 = 1
+	}
+	if set.Grow == 0 {
+		set.Grow = 2
+	}
+	if set.Shrink == 0 {
+		set.Shrink = 0.5
+	}
+	if set.StepMin == 0 {
+		set.StepMin = a0 / 1000
+	}
+	if set.StepMax == 0 {
+		set.StepMax = a0 * 1000
+	}
+	switch {
+	case set.Grow < 1:
+		return fmt.Errorf("%w: Grow = %v, want ≥ 1", ErrSettings, set.Grow)
+	case set.Shrink > 1:
+		return fmt.Errorf("%w: Shrink = %v, want in (0, 1]", ErrSettings, set.Shrink)
+	case set.StepMin > a0 || a0 > set.StepMax:
+		return fmt.Errorf("%w: StepMin, α0, StepMax = %v, %v, %v, want StepMin ≤ α0 ≤ StepMax", ErrSettings, set.StepMin, a0, set.StepMax)
+	}
+	return nil
 }
 
 func (s *Stepper) setPV(p, v []float64) error {
@@ -312,8 +445,31 @@ func (s *Stepper) Probabilities() []float64 { return append([]float64(nil), s.p.
 // StepParams returns a copy of v.
 func (s *Stepper) StepParams() []float64 { return append([]float64(nil), s.v...) }
 
-// X returns a copy of the current point x_k.
+// X returns a copy of the current point x_k (with Momentum, SMTP's
+// virtual iterate z^k, the point whose value F is).
 func (s *Stepper) X() []float64 { return append([]float64(nil), s.x...) }
+
+// Anchor returns a copy of SMTP's heavy-ball iterate x^k (X() without
+// Momentum).
+func (s *Stepper) Anchor() []float64 {
+	if s.hx == nil {
+		return s.X()
+	}
+	return append([]float64(nil), s.hx...)
+}
+
+// Velocity returns a copy of SMTP's v^k (written with the sign of motion:
+// x^{k+1} = x^k + γ v^k); zeros without Momentum.
+func (s *Stepper) Velocity() []float64 {
+	if s.vel == nil {
+		return make([]float64, s.n)
+	}
+	return append([]float64(nil), s.vel...)
+}
+
+// Steps returns a copy of the Success rule's σ_i (the step along b_i is
+// σ_i/v_i); nil for the other rules.
+func (s *Stepper) Steps() []float64 { return slices.Clone(s.sigma) }
 
 // F returns f(x_k) (NaN before x0 is measured).
 func (s *Stepper) F() float64 { return s.f }
@@ -362,22 +518,45 @@ func (s *Stepper) needsPre() bool {
 	return false
 }
 
-func (s *Stepper) point(alpha float64) []float64 {
+// point returns the candidate of direction j on side sg (+1 for Plus, −1
+// for Minus), and with momentum writes its anchor and velocity into hx and
+// vel when they are not nil.
+func (s *Stepper) point(j int, sg float64, hx, vel []float64) []float64 {
 	pt := make([]float64, s.n)
-	for j := range pt {
-		pt[j] = s.x[j] + alpha*s.dir[j]
+	d := s.dirs[j]
+	if s.hx == nil {
+		a := sg * s.alpha[j]
+		for i := range pt {
+			pt[i] = s.x[i] + a*d[i]
+		}
+		return pt
+	}
+	b := s.set.Momentum
+	g := s.alpha[j]
+	c := g * b / (1 - b)
+	for i := range pt {
+		vi := b*s.vel[i] + sg*d[i]
+		xi := s.hx[i] + g*vi
+		pt[i] = xi + c*vi
+		if hx != nil {
+			hx[i], vel[i] = xi, vi
+		}
 	}
 	return pt
 }
 
-// stepSize returns α for index i given the current f and, for the
-// finite-difference rule, the probe value.
-func (s *Stepper) stepSize(probe float64) float64 {
-	vi := s.v[s.idx]
-	a0 := s.set.Alpha0
-	if a0 == 0 {
-		a0 = 1
+func (s *Stepper) alpha0() float64 {
+	if s.set.Alpha0 == 0 {
+		return 1
 	}
+	return s.set.Alpha0
+}
+
+// stepSize returns α of direction j given the current f and, for the
+// finite-difference rule, the probe value.
+func (s *Stepper) stepSize(j int, probe float64) float64 {
+	vi := s.v[s.idx[j]]
+	a0 := s.alpha0()
 	switch s.set.Rule {
 	case Decaying:
 		return a0 / (vi * math.Sqrt(float64(s.iter+1)))
@@ -388,11 +567,17 @@ func (s *Stepper) stepSize(probe float64) float64 {
 		}
 		return eps / (float64(s.n) * vi)
 	case FiniteDifference:
-		return math.Abs(probe-s.f) / (s.t() * vi)
+		a := math.Abs(probe-s.f) / (s.t() * vi)
+		if s.hx != nil {
+			a *= 1 - s.set.Momentum
+		}
+		return a
 	case ConvexFStar:
 		return a0 * math.Abs(s.f-s.set.FStar) / vi
 	case StronglyConvexFStar:
 		return a0 / vi * math.Sqrt(2*s.set.Mu*math.Abs(s.f-s.set.FStar))
+	case Success:
+		return s.sigma[s.idx[j]] / vi
 	}
 	panic("stp: unreachable")
 }
@@ -405,51 +590,61 @@ func (s *Stepper) t() float64 {
 }
 
 // Propose returns the next batch of points to evaluate. An iteration is one
-// batch {x+, x−} for the Decaying and Fixed rules, plus x_k when it must be
-// measured (first iteration without F0, or Remeasure). The
-// FiniteDifference rule needs f(x_k + t b_i) before x± exist, so its
-// iterations take two batches: {probe[, x_k]} then {x+, x−}. The f*-rules
-// take a first batch {x_k} only when f(x_0) is unknown. Propose must be followed by Tell before the next
-// Propose.
+// batch {x+, x−} per direction (M = Settings.Directions pairs) for the
+// Decaying, Fixed and Success rules, plus x_k when it must be measured
+// (first iteration without F0, or Remeasure). The FiniteDifference rule
+// needs f(x_k + t b_i) before x± exist, so its iterations take two batches:
+// {probe per direction[, x_k]} then {x+, x− per direction}. The f*-rules
+// take a first batch {x_k} only when f(x_0) is unknown. Propose must be
+// followed by Tell before the next Propose.
 func (s *Stepper) Propose() (Batch, error) {
 	if s.phase != phaseIdle {
 		return Batch{}, fmt.Errorf("%w: Propose called twice without Tell", ErrSequence)
 	}
 	if !s.drawn {
-		s.idx = s.table.draw(s.rnd)
-		s.basis.Column(s.idx, s.dir)
+		for j := range s.idx {
+			s.idx[j] = s.table.draw(s.rnd)
+			s.basis.Column(s.idx[j], s.dirs[j])
+			s.alpha[j] = math.NaN()
+		}
 		s.drawn = true
 		s.preDone = false
 		s.centerThisIt = false
-		s.alpha = math.NaN()
 	}
-	b := Batch{Iter: s.iter, Index: s.idx}
+	b := Batch{Iter: s.iter, Index: s.idx[0], Indices: append([]int(nil), s.idx...)}
+	add := func(pt []float64, r Role, j int) {
+		b.Points = append(b.Points, pt)
+		b.Roles = append(b.Roles, r)
+		b.Dir = append(b.Dir, j)
+	}
 	measureCenter := (!s.fKnown || s.set.Remeasure) && !s.centerThisIt
 	if s.needsPre() && !s.preDone {
 		s.phase = phasePre
 		if s.set.Rule == FiniteDifference {
-			b.Points = append(b.Points, s.point(s.t()))
-			b.Roles = append(b.Roles, Probe)
+			for j, d := range s.dirs {
+				pt := make([]float64, s.n)
+				for i := range pt {
+					pt[i] = s.x[i] + s.t()*d[i]
+				}
+				add(pt, Probe, j)
+			}
 		}
-		if measureCenter {
-			b.Points = append(b.Points, append([]float64(nil), s.x...))
-			b.Roles = append(b.Roles, Center)
-		}
-		b.Alpha = math.NaN()
 	} else {
 		s.phase = phaseMain
-		if s.set.Rule != FiniteDifference {
-			s.alpha = s.stepSize(math.NaN())
-		}
-		b.Alpha = s.alpha
-		b.Points = append(b.Points, s.point(s.alpha), s.point(-s.alpha))
-		b.Roles = append(b.Roles, Plus, Minus)
-		if measureCenter {
-			b.Points = append(b.Points, append([]float64(nil), s.x...))
-			b.Roles = append(b.Roles, Center)
+		for j := range s.dirs {
+			if s.set.Rule != FiniteDifference {
+				s.alpha[j] = s.stepSize(j, math.NaN())
+			}
+			add(s.point(j, 1, nil, nil), Plus, j)
+			add(s.point(j, -1, nil, nil), Minus, j)
 		}
 	}
-	s.roles = b.Roles
+	if measureCenter {
+		add(append([]float64(nil), s.x...), Center, -1)
+	}
+	b.Alphas = append([]float64(nil), s.alpha...)
+	b.Alpha = b.Alphas[0]
+	s.roles, s.dirOf = b.Roles, b.Dir
 	return b, nil
 }
 
@@ -464,12 +659,13 @@ func (s *Stepper) measured(f float64) {
 }
 
 // Tell gives the values of the last proposed batch, in its order, each the
-// mean of K evaluations, and applies the three-point rule when the batch
-// completes an iteration. All values are counted as evaluations even when
-// an error is returned. If a finite-difference or f* step size cannot be
-// computed because a value is NaN or infinite, Tell returns an error
-// wrapping ErrNoValue and the iteration is abandoned (a fresh index is
-// drawn by the next Propose; the iteration counter does not advance).
+// mean of K evaluations, and applies the three-point rule (the best of x_k
+// and the 2M points x±) when the batch completes an iteration. All values
+// are counted even when an error is returned. If a finite-difference or f*
+// step size cannot be computed because a value is NaN or infinite, Tell
+// returns an error wrapping ErrNoValue and the iteration is abandoned (fresh
+// indices are drawn by the next Propose; the iteration counter does not
+// advance).
 func (s *Stepper) Tell(values []float64) (Outcome, error) {
 	if s.phase == phaseIdle {
 		return Outcome{}, fmt.Errorf("%w: Tell without Propose", ErrSequence)
@@ -480,58 +676,82 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 	s.points += int64(len(values))
 	ph := s.phase
 	s.phase = phaseIdle
-	var probe, plus, minus float64
-	for j, r := range s.roles {
-		switch r {
-		case Center:
-			s.measured(values[j])
-		case Probe:
-			probe = values[j]
-		case Plus:
-			plus = values[j]
-		case Minus:
-			minus = values[j]
+	center := -1
+	for k, r := range s.roles {
+		if r == Center {
+			s.measured(values[k])
+			center = k
 		}
 	}
 	if ph == phasePre {
 		s.preDone = true
-		if s.set.Rule == FiniteDifference || s.set.Rule == ConvexFStar || s.set.Rule == StronglyConvexFStar {
-			a := s.stepSize(probe)
+		probes := make([]float64, s.m)
+		for k, r := range s.roles {
+			if r == Probe {
+				probes[s.dirOf[k]] = values[k]
+			}
+		}
+		for j := range s.alpha {
+			a := s.stepSize(j, probes[j])
 			if math.IsNaN(a) || math.IsInf(a, 0) {
 				s.drawn = false
-				return Outcome{F: s.f}, fmt.Errorf("%w: step size %v at iteration %d (f(x_k) = %v, probe = %v)", ErrNoValue, a, s.iter, s.f, probe)
+				return Outcome{Point: -1, F: s.f}, fmt.Errorf("%w: step size %v at iteration %d (f(x_k) = %v, probe = %v)", ErrNoValue, a, s.iter, s.f, probes[j])
 			}
-			s.alpha = a
+			s.alpha[j] = a
 		}
-		return Outcome{F: s.f}, nil
+		return Outcome{Point: -1, F: s.f}, nil
 	}
-	acc := Center
-	best := s.f
-	if s.better(plus, best) {
-		acc, best = Plus, plus
+	acc, best, won := Center, s.f, center
+	for k, r := range s.roles {
+		if r != Center && s.better(values[k], best) {
+			acc, best, won = r, values[k], k
+		}
 	}
-	if s.better(minus, best) {
-		acc, best = Minus, minus
+	if s.sigma != nil {
+		s.adapt(values)
 	}
-	return s.complete(acc, best), nil
+	return s.complete(acc, won, best), nil
 }
 
-// complete ends the iteration with acc as x_k, whose value is f.
-func (s *Stepper) complete(acc Role, f float64) Outcome {
-	switch acc {
-	case Plus:
-		s.move(s.alpha)
-	case Minus:
-		s.move(-s.alpha)
+// adapt applies the Success rule to the directions of the iteration: σ_i
+// grows when x+ or x− of b_i beats f(x_k) and shrinks otherwise.
+func (s *Stepper) adapt(values []float64) {
+	won := make([]bool, s.m)
+	for k, r := range s.roles {
+		if r != Center && s.better(values[k], s.f) {
+			won[s.dirOf[k]] = true
+		}
+	}
+	for j, w := range won {
+		i := s.idx[j]
+		if w {
+			s.sigma[i] = math.Min(s.sigma[i]*s.set.Grow, s.set.StepMax)
+		} else {
+			s.sigma[i] = math.Max(s.sigma[i]*s.set.Shrink, s.set.StepMin)
+		}
+	}
+}
+
+// complete ends the iteration with the point k of the batch (role acc) as
+// x_k, whose value is f.
+func (s *Stepper) complete(acc Role, k int, f float64) Outcome {
+	if acc != Center {
+		sg := 1.0
+		if acc == Minus {
+			sg = -1
+		}
+		j := s.dirOf[k]
+		if s.hx == nil {
+			a := sg * s.alpha[j]
+			for i := range s.x {
+				s.x[i] += a * s.dirs[j][i]
+			}
+		} else {
+			s.x = s.point(j, sg, s.hx, s.vel)
+		}
 	}
 	s.f = f
 	s.iter++
 	s.drawn = false
-	return Outcome{Completed: true, Accepted: acc, F: s.f}
-}
-
-func (s *Stepper) move(alpha float64) {
-	for j := range s.x {
-		s.x[j] += alpha * s.dir[j]
-	}
+	return Outcome{Completed: true, Accepted: acc, Point: k, F: s.f}
 }

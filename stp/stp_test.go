@@ -162,14 +162,18 @@ func trajectory(t *testing.T, set Settings, iters int) [][]float64 {
 
 func TestSameSeedSameRun(t *testing.T) {
 	q := newQuad(8, 100)
-	set := Settings{Sampling: ISSqrt, L: q.L, Rule: Decaying, Seed: 42}
-	a, b := trajectory(t, set, 100), trajectory(t, set, 100)
-	if !slices.EqualFunc(a, b, slices.Equal) {
-		t.Error("same seed, different trajectories")
-	}
-	set.Seed = 43
-	if c := trajectory(t, set, 100); slices.EqualFunc(a, c, slices.Equal) {
-		t.Error("different seeds, same trajectory")
+	for _, set := range []Settings{
+		{Sampling: ISSqrt, L: q.L, Rule: Decaying, Seed: 42},
+		{Sampling: ISL, L: q.L, Rule: Success, Momentum: 0.5, Directions: 3, Seed: 42},
+	} {
+		a, b := trajectory(t, set, 100), trajectory(t, set, 100)
+		if !slices.EqualFunc(a, b, slices.Equal) {
+			t.Errorf("%+v: same seed, different trajectories", set)
+		}
+		set.Seed = 43
+		if c := trajectory(t, set, 100); slices.EqualFunc(a, c, slices.Equal) {
+			t.Errorf("%+v: different seeds, same trajectory", set)
+		}
 	}
 }
 
@@ -183,7 +187,16 @@ func noisy(q quad, r *rand.Rand) func([]float64) float64 {
 // fresh stepper and checks that the continuation is bit-identical.
 func TestCheckpoint(t *testing.T) {
 	q := newQuad(8, 100)
-	set := Settings{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: FiniteDifference, Remeasure: true, Seed: 9}
+	for _, set := range []Settings{
+		{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: FiniteDifference, Remeasure: true, Seed: 9},
+		{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: Success, Momentum: 0.6, Directions: 3, Remeasure: true, Seed: 9},
+		{Goal: Maximize, L: q.L, Rule: FiniteDifference, Momentum: 0.3, Directions: 2, Seed: 9},
+	} {
+		checkpoint(t, q, set)
+	}
+}
+
+func checkpoint(t *testing.T, q quad, set Settings) {
 	drive := func(s *Stepper, f func([]float64) float64, until int, trace *[][]float64) {
 		for s.Iter() < until {
 			b, err := s.Propose()
@@ -199,7 +212,7 @@ func TestCheckpoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			if out.Completed {
-				*trace = append(*trace, append(s.X(), s.F(), float64(s.Points())))
+				*trace = append(*trace, slices.Concat(s.X(), s.Anchor(), s.Velocity(), s.Steps(), []float64{s.F(), float64(s.Points())}))
 				if s.Iter() == 10 { // p and v change mid-run, as in the trainer
 					L := slices.Clone(q.L)
 					slices.Reverse(L)
@@ -247,6 +260,17 @@ func TestCheckpoint(t *testing.T) {
 	c, _ := NewStepper(make([]float64, 8), other)
 	if err := c.UnmarshalBinary(blob); !errors.Is(err, ErrState) {
 		t.Errorf("mismatched restore: %v", err)
+	}
+	for _, mod := range []func(*Settings){
+		func(o *Settings) { o.Momentum += 0.1 },
+		func(o *Settings) { o.Directions = max(o.Directions, 1) + 1 },
+	} {
+		other := set
+		mod(&other)
+		c, _ := NewStepper(make([]float64, 8), other)
+		if err := c.UnmarshalBinary(blob); !errors.Is(err, ErrState) {
+			t.Errorf("restore into momentum %v, %d directions: %v", other.Momentum, other.Directions, err)
+		}
 	}
 	other = set
 	other.Src = rand.NewChaCha8([32]byte{}) // marshalable too
@@ -334,23 +358,25 @@ func TestNaNNeverAccepted(t *testing.T) {
 		if goal == Maximize {
 			bad = math.Inf(-1)
 		}
-		s, _ := NewStepper([]float64{1, 2}, Settings{Goal: goal, Seed: 1})
-		for k := range 20 {
-			b, _ := s.Propose()
-			vals := make([]float64, len(b.Points))
-			for j, r := range b.Roles {
-				switch r {
-				case Center:
-					vals[j] = 5
-				case Plus:
-					vals[j] = math.NaN()
-				case Minus:
-					vals[j] = bad
+		for _, set := range []Settings{{Goal: goal, Seed: 1}, {Goal: goal, Momentum: 0.5, Directions: 3, Rule: Success, Seed: 1}} {
+			s, _ := NewStepper([]float64{1, 2}, set)
+			for k := range 20 {
+				b, _ := s.Propose()
+				vals := make([]float64, len(b.Points))
+				for j, r := range b.Roles {
+					switch r {
+					case Center:
+						vals[j] = 5
+					case Plus:
+						vals[j] = math.NaN()
+					case Minus:
+						vals[j] = bad
+					}
 				}
-			}
-			out, err := s.Tell(vals)
-			if err != nil || out.Accepted != Center || s.F() != 5 || !slices.Equal(s.X(), []float64{1, 2}) {
-				t.Fatalf("goal %v iteration %d: %+v, %v, x = %v", goal, k, out, err, s.X())
+				out, err := s.Tell(vals)
+				if err != nil || out.Accepted != Center || s.F() != 5 || !slices.Equal(s.X(), []float64{1, 2}) || !slices.Equal(s.Anchor(), []float64{1, 2}) {
+					t.Fatalf("%+v iteration %d: %+v, %v, x = %v", set, k, out, err, s.X())
+				}
 			}
 		}
 	}
