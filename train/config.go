@@ -30,6 +30,10 @@ const (
 	Adaptive Step = "adaptive"
 	// Fixed is Theorem 2's ε / (n v_i), with IS-L sampling for STP_IS.
 	Fixed Step = "fixed"
+	// Success is a success-based step control (stp.Success): one step per
+	// direction, starting at α0, grown after a move and shrunk after a
+	// failure, within [α0/1000, 1000·α0]; IS-sqrt sampling for STP_IS.
+	Success Step = "success"
 )
 
 // Lipschitz selects how a constant is read off the surrogate.
@@ -108,10 +112,15 @@ type Limits struct {
 // by a preset; there are no implicit defaults.
 type STPSettings struct {
 	Step Step `json:"step"`
-	// Alpha0 is α0 of the adaptive rule; Epsilon is ε of the fixed rule
-	// α = ε/(n v_i), 0 meaning 0.05·n (a step of 0.05/v_i).
+	// Alpha0 is α0 of the adaptive rule (and the first step of the success
+	// rule); Epsilon is ε of the fixed rule α = ε/(n v_i), 0 meaning 0.05·n
+	// (a step of 0.05/v_i).
 	Alpha0  float64 `json:"alpha0"`
 	Epsilon float64 `json:"epsilon"`
+	// Momentum is β of SMTP / SMTP_IS (0: STP / STP_IS); Directions is the
+	// number of directions of one iteration (0 or 1: the paper's one).
+	Momentum   float64 `json:"momentum,omitempty"`
+	Directions int     `json:"directions,omitempty"`
 	// NormalizeBasis scales the Gaussian basis columns to unit norm.
 	NormalizeBasis bool `json:"normalize_basis"`
 	// The surrogate of STP_IS: hidden width (0: by policy size, as the
@@ -245,8 +254,12 @@ func (c Config) Validate() error {
 		return bad("threshold", "%v must be finite", l.Threshold)
 	case c.Method == ARS:
 		return nil
-	case s.Step != Adaptive && s.Step != Fixed:
-		return bad("step", "%q is not one of adaptive, fixed", s.Step)
+	case s.Step != Adaptive && s.Step != Fixed && s.Step != Success:
+		return bad("step", "%q is not one of adaptive, fixed, success", s.Step)
+	case !(s.Momentum >= 0 && s.Momentum < 1):
+		return bad("momentum", "%v is outside [0, 1)", s.Momentum)
+	case s.Directions < 0 || s.Directions > 4096:
+		return bad("directions", "%d is outside [0, 4096]", s.Directions)
 	case !(s.Alpha0 > 0) || math.IsInf(s.Alpha0, 0):
 		return bad("alpha0", "%v must be positive and finite", s.Alpha0)
 	case !(s.Epsilon >= 0) || math.IsInf(s.Epsilon, 0):
@@ -280,11 +293,19 @@ func (c Config) Label() string {
 	if c.OffPaperK() {
 		k = fmt.Sprintf(", K=%d", c.Problem.K)
 	}
+	var m string
+	if c.STP.Directions > 1 {
+		m = fmt.Sprintf(", m=%d", c.STP.Directions)
+	}
+	sm := ""
+	if c.STP.Momentum > 0 {
+		sm = "S"
+	}
 	switch c.Method {
 	case STP:
-		return "STP " + string(c.STP.Step) + k
+		return sm + "STP " + string(c.STP.Step) + k + m
 	case STPIS:
-		return "STP_IS " + string(c.STP.Step) + k
+		return sm + "STP_IS " + string(c.STP.Step) + k + m
 	case ARS:
 		if c.Problem.ObsNorm == None {
 			return "ARS V1-t"
@@ -300,10 +321,15 @@ func (c Config) Label() string {
 func (c Config) Variant() string {
 	m := string(c.Method)
 	switch {
+	case c.Method != ARS && c.STP.Momentum > 0:
+		m = fmt.Sprintf("s%s-%s-b%g", m, c.STP.Step, c.STP.Momentum)
 	case c.Method != ARS:
 		m += "-" + string(c.STP.Step)
 	case c.Problem.ObsNorm == None:
 		m += "-v1"
+	}
+	if c.Method != ARS && c.STP.Directions > 1 {
+		m += fmt.Sprintf("-m%d", c.STP.Directions)
 	}
 	if c.OffPaperK() {
 		m += fmt.Sprintf("-k%d", c.Problem.K)

@@ -95,15 +95,20 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 		Rule:      stp.Decaying,
 		Alpha0:    s.Alpha0,
 		Epsilon:   s.Epsilon,
-		Remeasure: true,
-		Mixing:    s.Mixing,
-		Seed:      mix(cfg.Problem.Seed, 0x57e9),
+		Remeasure:  true,
+		Mixing:     s.Mixing,
+		Momentum:   s.Momentum,
+		Directions: s.Directions,
+		Seed:       mix(cfg.Problem.Seed, 0x57e9),
 	}
-	if s.Step == Fixed {
+	switch s.Step {
+	case Fixed:
 		set.Rule = stp.Fixed
 		if set.Epsilon == 0 {
 			set.Epsilon = 0.05 * float64(n)
 		}
+	case Success:
+		set.Rule = stp.Success
 	}
 	if cfg.Method == STPIS {
 		// Theorem 1 pairs the decaying step with IS-sqrt, Theorems 2-4 the
@@ -131,8 +136,9 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 	return o, nil
 }
 
-// Size is 3: x+, x− and the re-measured x_k.
-func (o *stpOptimizer) Size() int { return 3 }
+// Size is 2M + 1: x ± α b_i for each of the M directions, and the
+// re-measured x_k.
+func (o *stpOptimizer) Size() int { return 2*max(o.set.Directions, 1) + 1 }
 
 func (o *stpOptimizer) X() []float64 { return o.stepper.X() }
 
@@ -163,12 +169,7 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 	if !out.Completed {
 		return Outcome{Kept: -1}, nil
 	}
-	res := Outcome{Completed: true, Kept: -1, Accepted: out.Accepted.String(), Step: o.batch.Alpha}
-	for i, role := range o.batch.Roles {
-		if role == out.Accepted {
-			res.Kept = i
-		}
-	}
+	res := Outcome{Completed: true, Kept: out.Point, Accepted: out.Accepted.String(), Step: o.batch.Alpha}
 	if o.sur != nil {
 		if err := o.refresh(); err != nil {
 			return Outcome{}, err

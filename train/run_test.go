@@ -358,3 +358,49 @@ func TestEvalSpacing(t *testing.T) {
 		}
 	}
 }
+
+// The issue-21 settings drive the same loop: M directions make a batch of
+// 2M+1 points, and the success rule and momentum run through it.
+func TestDirectionsMomentumSuccess(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		mut     func(*Config)
+		size    int
+		improve bool
+	}{
+		{"m=3", func(c *Config) { c.STP.Directions = 3 }, 7, true},
+		{"success", func(c *Config) { c.STP.Step, c.STP.Alpha0 = Success, 0.3 }, 3, true},
+		{"momentum", func(c *Config) { c.STP.Momentum = 0.5 }, 3, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(STPIS)
+			tc.mut(&cfg)
+			q := &quadRoller{target: testTarget}
+			r, err := New(cfg, testInfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.opt.Size() != tc.size {
+				t.Fatalf("batch of %d points, want %d", r.opt.Size(), tc.size)
+			}
+			first, err := r.EvaluateInitial(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var last rundir.Point
+			for !r.Done() {
+				if last, err = r.Iterate(context.Background(), q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := r.Counters()
+			if c.Episodes != c.Iter*tc.size*cfg.Problem.K || c.Episodes+c.EvalEpisodes != q.episodes {
+				t.Fatalf("%d episodes in %d iterations of %d points × K %d (roller ran %d)", c.Episodes, c.Iter, tc.size, cfg.Problem.K, q.episodes)
+			}
+			if tc.improve && -last.EvalMean > -first.EvalMean/3 {
+				t.Fatalf("eval went from %.3f to %.3f", first.EvalMean, last.EvalMean)
+			}
+			roundTrip(t, r)
+		})
+	}
+}

@@ -30,6 +30,8 @@ type trainFlags struct {
 	horizon                   int
 	obsNorm, lipschitz        string
 	alpha0, eps, mix          float64
+	momentum                  float64
+	directions                int
 	commonSeeds               bool
 	width, surrogateSteps     int
 	out                       string
@@ -48,7 +50,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.StringVar(&f.env, "env", "", "environment: a paper name (Hopper-v1, ...) or a gymnasium id (required)")
 	fs.Var(&f.kwargs, "kwarg", "gymnasium.make keyword argument KEY=VALUE (repeatable; true/false, ints, floats, strings)")
 	fs.StringVar(&f.method, "method", "stp_is", "optimizer: stp, stp_is or ars (ARS V2-t; V1-t with --obs-norm none)")
-	fs.StringVar(&f.step, "step", "adaptive", "step rule of stp/stp_is: adaptive (Theorem 1) or fixed (Theorem 2)")
+	fs.StringVar(&f.step, "step", "adaptive", "step rule of stp/stp_is: adaptive (Theorem 1), fixed (Theorem 2) or success (grown after a move, shrunk after a failure, per direction)")
 	fs.StringVar(&f.preset, "preset", train.PresetTuned, "settings for what the paper leaves open: tuned (measured best) or paper (literal); the flags below marked (preset) override it")
 	fs.Var(&f.k, "k", "episodes averaged per evaluated point: a count, paper (the paper's K) or auto (preset)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed of the (first) run")
@@ -64,6 +66,8 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.StringVar(&f.obsNorm, "obs-norm", "", "observation normalization: running (ARS V2) or none (raw, ARS V1) (preset)")
 	fs.Float64Var(&f.alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (preset)")
 	fs.Float64Var(&f.eps, "eps", 0, "ε of the fixed step ε/(n v_i) (preset: 0.05·n, a step of 0.05/v_i)")
+	fs.Float64Var(&f.momentum, "momentum", 0, "β of SMTP / SMTP_IS, heavy-ball momentum (0: STP / STP_IS)")
+	fs.IntVar(&f.directions, "directions", 0, "directions per iteration, 2 points each, plus x_k (0 or 1: the paper's one)")
 	fs.BoolVar(&f.commonSeeds, "common-seeds", false, "run the points of an iteration on the same K seeds (preset)")
 	fs.IntVar(&f.width, "width", 0, "surrogate hidden width (preset: the paper's by policy size)")
 	fs.IntVar(&f.surrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (preset: 10; paper 1)")
@@ -128,6 +132,8 @@ func (f *trainFlags) config() (train.Config, error) {
 		"surrogate-steps": func() { s.SurrogateSteps = f.surrogateSteps },
 		"lipschitz":       func() { s.Lipschitz = train.Lipschitz(f.lipschitz) },
 		"mix":             func() { s.Mixing = f.mix },
+		"momentum":        func() { s.Momentum = f.momentum },
+		"directions":      func() { s.Directions = f.directions },
 	} {
 		if f.set[name] {
 			apply()
