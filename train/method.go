@@ -89,12 +89,12 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 	s := cfg.STP
 	o := &stpOptimizer{set: s, basis: stp.Gaussian{N: n, Seed: mix(cfg.Problem.Seed, 0xba515), Normalize: s.NormalizeBasis}}
 	set := stp.Settings{
-		Goal:      stp.Maximize,
-		Basis:     o.basis,
-		Sampling:  stp.Uniform,
-		Rule:      stp.Decaying,
-		Alpha0:    s.Alpha0,
-		Epsilon:   s.Epsilon,
+		Goal:       stp.Maximize,
+		Basis:      o.basis,
+		Sampling:   stp.Uniform,
+		Rule:       stp.Decaying,
+		Alpha0:     s.Alpha0,
+		Epsilon:    s.Epsilon,
 		Remeasure:  true,
 		Mixing:     s.Mixing,
 		Momentum:   s.Momentum,
