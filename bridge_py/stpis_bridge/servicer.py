@@ -38,6 +38,13 @@ DEFAULT_MAX_EPISODES_PER_CALL = 4096
 DEFAULT_MAX_HORIZON = 10_000
 DEFAULT_MAX_WEIGHTS = 1_000_000
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# MuJoCo steps per episode (horizon x frame_skip): 10,000 steps at frame_skip 20.
+DEFAULT_MAX_SIM_STEPS = 200_000
+# |shift| above this is no alive bonus (the paper's are 1 and 5): shift x length
+# would swamp the return, or overflow it.
+DEFAULT_MAX_ABS_SHIFT = 1e6
+# Error replies are cut to this many characters (log lines too).
+_MAX_MESSAGE_CHARS = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,13 +54,18 @@ class Limits:
     max_episodes_per_call: int = DEFAULT_MAX_EPISODES_PER_CALL
     max_horizon: int = DEFAULT_MAX_HORIZON
     max_weights: int = DEFAULT_MAX_WEIGHTS
+    max_sim_steps: int = DEFAULT_MAX_SIM_STEPS
+    max_abs_shift: float = DEFAULT_MAX_ABS_SHIFT
 
     def validate(self) -> None:
         """Raise ValueError when a limit is not positive."""
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if not isinstance(value, int) or value < 1:
-                flag = "--" + field.name.replace("_", "-")
+            flag = "--" + field.name.replace("_", "-")
+            if field.type == "float":
+                if not isinstance(value, int | float) or not 0 < value < float("inf"):
+                    raise ValueError(f"{flag} must be a positive finite number, got {value!r}")
+            elif not isinstance(value, int) or value < 1:
                 raise ValueError(f"{flag} must be a positive integer, got {value!r}")
 
 
@@ -74,7 +86,9 @@ def _kwargs(
         value = kwargs[name]
         kind = value.WhichOneof("kind")
         if kind is None:
-            raise _Invalid(grpc.StatusCode.INVALID_ARGUMENT, f"{field}[{name!r}]: no value is set")
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT, f"{field}[{envs.clip(name)}]: no value is set"
+            )
         out[name] = getattr(value, kind)
     return out
 
@@ -168,15 +182,28 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         lim = self._limits
 
         horizon = spec.horizon or d.max_episode_steps or lim.max_horizon
+        what = "horizon" if spec.horizon else "horizon (0: the env's max_episode_steps)"
         if horizon > lim.max_horizon:
-            what = "horizon" if spec.horizon else "horizon (0: the env's max_episode_steps)"
             raise _Invalid(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"{field}.{what}: {horizon} exceeds the limit --max-horizon={lim.max_horizon}",
             )
+        sim_steps = horizon * max(d.frame_skip, 1)
+        if sim_steps > lim.max_sim_steps:
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{field}.{what} x kwargs['frame_skip']: {horizon} x {d.frame_skip} = "
+                f"{sim_steps} MuJoCo steps exceed the limit --max-sim-steps={lim.max_sim_steps}",
+            )
         if not np.isfinite(spec.shift):
             raise _Invalid(
                 grpc.StatusCode.INVALID_ARGUMENT, f"{field}.shift: {spec.shift!r} is not finite"
+            )
+        if abs(spec.shift) > lim.max_abs_shift:
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{field}.shift: {spec.shift:g} exceeds the limit --max-abs-shift="
+                f"{lim.max_abs_shift:g} in magnitude",
             )
 
         p = spec.policy
@@ -208,7 +235,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         if negative.size:
             j = int(negative[0])
             raise _Invalid(
-                grpc.StatusCode.INVALID_ARGUMENT, f"{pf}.obs_std[{j}]: negative ({std[j]!r})"
+                grpc.StatusCode.INVALID_ARGUMENT, f"{pf}.obs_std[{j}]: negative ({float(std[j])!r})"
             )
         bias = None
         if len(p.bias):
@@ -258,7 +285,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         except TaskFailedError as exc:
             _LOG.error("Rollout of %d episodes failed: %s", n, exc)
-            context.abort(grpc.StatusCode.INTERNAL, str(exc))
+            context.abort(grpc.StatusCode.INTERNAL, _cut(str(exc)))
         except PoolError as exc:
             _LOG.error("Rollout of %d episodes failed: %s", n, exc)
             context.abort(grpc.StatusCode.INTERNAL, str(exc))
@@ -281,7 +308,14 @@ def _result(o: EpisodeOutcome) -> envbridge_pb2.EpisodeResult:
     )
 
 
+def _cut(message: str) -> str:
+    if len(message) <= _MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:_MAX_MESSAGE_CHARS]}... ({len(message)} characters)"
+
+
 def _abort(context: grpc.ServicerContext, exc: _Invalid) -> NoReturn:
-    _LOG.info("rejected request: %s: %s", exc.code.name, exc.message)
-    context.abort(exc.code, exc.message)
+    message = _cut(exc.message)
+    _LOG.info("rejected request: %s: %s", exc.code.name, message)
+    context.abort(exc.code, message)
     raise AssertionError("unreachable")  # context.abort raises
