@@ -21,6 +21,7 @@ from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
 from stpis_bridge import envs
 from stpis_bridge.pool import (
     BatchCancelledError,
+    EpisodeBudgetError,
     PoolClosedError,
     PoolError,
     TaskFailedError,
@@ -283,12 +284,17 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         except (PoolClosedError, BatchCancelledError) as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        except EpisodeBudgetError as exc:
+            _LOG.warning("Rollout of %d episodes failed: %s", n, exc)
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except TaskFailedError as exc:
             _LOG.error("Rollout of %d episodes failed: %s", n, exc)
             context.abort(grpc.StatusCode.INTERNAL, _cut(str(exc)))
         except PoolError as exc:
+            # The pool is restarting workers or broken (then the server exits and
+            # its supervisor restarts it): another replica, or a retry, can serve.
             _LOG.error("Rollout of %d episodes failed: %s", n, exc)
-            context.abort(grpc.StatusCode.INTERNAL, str(exc))
+            context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         _LOG.debug("Rollout: %d episodes done in %.3fs", n, time.monotonic() - start)
         return envbridge_pb2.RolloutResponse(results=[_result(o) for o in outcomes])
 
