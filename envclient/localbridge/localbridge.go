@@ -75,8 +75,10 @@ type Bridge struct {
 }
 
 // Start runs the bridge and waits until it prints its LISTENING line. ctx
-// bounds only the start: the bridge lives until Stop or Kill. The bridge is
-// in its own process group, so Kill also kills its worker processes.
+// bounds only the start: the bridge lives until Stop or Kill, or until this
+// process dies (the bridge runs with --exit-with-parent, so a trainer killed
+// with SIGKILL leaves no bridge or worker behind). The bridge is in its own
+// process group, so Kill also kills its worker processes.
 func Start(ctx context.Context, opts Options) (*Bridge, error) {
 	python, dir, err := resolvePaths(opts)
 	if err != nil {
@@ -88,7 +90,7 @@ func Start(ctx context.Context, opts Options) (*Bridge, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
-	args := []string{"-m", "stpis_bridge", "--listen", opts.Listen}
+	args := []string{"-m", "stpis_bridge", "--listen", opts.Listen, "--exit-with-parent"}
 	if opts.Workers > 0 {
 		args = append(args, "--workers", strconv.Itoa(opts.Workers))
 	}
