@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/health" // registers client-side health checking, used by healthCheckConfig
@@ -23,17 +24,23 @@ import (
 )
 
 // serviceConfig spreads calls round-robin over the replicas, skips replicas
-// whose health service reports NOT_SERVING (a bridge that is shutting down),
-// and re-sends calls that fail with UNAVAILABLE: up to 5 attempts in all,
-// backing off 0.1s, 0.2s, 0.4s, 0.8s (±20% jitter). With round_robin a
-// re-sent call goes to the next ready replica. The deadline of a call covers
-// all its attempts.
+// whose health service reports NOT_SERVING (a bridge that is shutting down or
+// whose workers keep dying), and re-sends Describe, ListEnvs and Health calls
+// that fail with UNAVAILABLE: up to 5 attempts in all, backing off 0.1s,
+// 0.2s, 0.4s, 0.8s (±20% jitter). With round_robin a re-sent call goes to the
+// next ready replica. The deadline of a call covers all its attempts.
+//
+// Rollout is not in it: rolloutChunk re-sends chunks itself, because gRPC's
+// retry policy has no per-attempt deadline (a stopped replica would hold a
+// chunk until the keepalive fires), cannot wait minutes for a restarting
+// bridge, and logs nothing.
 const serviceConfig = `{
   "loadBalancingConfig": [{"round_robin": {}}],
   "healthCheckConfig": {"serviceName": ""},
   "methodConfig": [{
     "name": [
-      {"service": "envbridge.v1.EnvBridgeService"},
+      {"service": "envbridge.v1.EnvBridgeService", "method": "Describe"},
+      {"service": "envbridge.v1.EnvBridgeService", "method": "ListEnvs"},
       {"service": "grpc.health.v1.Health"}
     ],
     "retryPolicy": {
@@ -82,6 +89,13 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			Time:                cfg.KeepaliveTime,
 			Timeout:             cfg.KeepaliveTimeout,
 			PermitWithoutStream: cfg.KeepalivePermitWithoutStream,
+		}),
+		// Reconnect to a restarting bridge within about a second of its
+		// return (gRPC's default backoff grows to 2 minutes), and give up on
+		// a connection attempt to a stopped one after 5s.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second,
 		}),
 	)
 	opts = append(opts, cfg.DialOptions...)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -179,17 +180,56 @@ func TestRolloutRetriesUnavailable(t *testing.T) {
 	}
 }
 
-func TestRolloutUnavailableGivesUpAfterFiveAttempts(t *testing.T) {
+func TestRolloutUnavailableGivesUpAfterReconnectTimeout(t *testing.T) {
 	f := &fakeBridge{name: "a", rollout: func(context.Context, int64, *envbridgev1.RolloutRequest) (*envbridgev1.RolloutResponse, error) {
 		return nil, status.Error(codes.Unavailable, "down")
 	}}
-	c := startFakes(t, Config{ChunkSize: 100}, f)
+	var log strings.Builder
+	logger := zerolog.New(&syncWriter{w: &log})
+	c := startFakes(t, Config{ChunkSize: 100, ReconnectTimeout: 700 * time.Millisecond, Logger: &logger}, f)
 	_, err := c.Rollout(testCtx(t), specs(2))
-	if status.Code(err) != codes.Unavailable {
-		t.Fatalf("err = %v, want code Unavailable", err)
+	if status.Code(err) != codes.Unavailable || !errors.Is(err, ErrBridgeUnavailable) {
+		t.Fatalf("err = %v, want code Unavailable wrapping ErrBridgeUnavailable", err)
 	}
-	if n := f.calls.Load(); n != 5 {
-		t.Errorf("server saw %d calls, want maxAttempts = 5", n)
+	if !strings.Contains(err.Error(), "no replica answered for") || !strings.Contains(err.Error(), "ReconnectTimeout 700ms") {
+		t.Errorf("error %q does not say how long it waited", err)
+	}
+	// 0.1 + 0.2 + 0.4 s of backoff (±20%) fit in 0.7 s: 4 or 5 attempts.
+	if n := f.calls.Load(); n < 4 || n > 5 {
+		t.Errorf("server saw %d calls, want 4 or 5 within ReconnectTimeout", n)
+	}
+	if got := strings.Count(log.String(), "re-sending it (failover)"); int64(got) != f.calls.Load()-1 {
+		t.Errorf("%d failover warnings for %d attempts:\n%s", got, f.calls.Load(), log.String())
+	}
+}
+
+// TestRolloutStuckReplicaFailsOver: a replica that never answers costs one
+// attempt deadline, not the keepalive, and the chunk is re-sent elsewhere.
+func TestRolloutStuckReplicaFailsOver(t *testing.T) {
+	stuck := &fakeBridge{name: "stuck", rollout: func(ctx context.Context, _ int64, _ *envbridgev1.RolloutRequest) (*envbridgev1.RolloutResponse, error) {
+		<-ctx.Done()
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}}
+	good := &fakeBridge{name: "good"}
+	var log strings.Builder
+	logger := zerolog.New(&syncWriter{w: &log})
+	c := startFakes(t, Config{ChunkSize: 2, AttemptTimeout: 300 * time.Millisecond, Logger: &logger}, stuck, good)
+	waitAllReady(t, c, stuck, good)
+	got, err := c.Rollout(testCtx(t), specs(8))
+	if err != nil {
+		t.Fatalf("Rollout: %v", err)
+	}
+	for i, r := range got {
+		if r.Return != float64(100+i) {
+			t.Errorf("result %d: Return %v, want %v", i, r.Return, 100+i)
+		}
+	}
+	if stuck.calls.Load() == 0 {
+		t.Fatal("the stuck replica got no chunk: failover untested")
+	}
+	// One warning per attempt the stuck replica held (bufconn peers have no address).
+	if n := strings.Count(log.String(), "attempt deadline on a replica; re-sending it (failover)"); int64(n) != stuck.calls.Load() {
+		t.Errorf("%d failover warnings for %d attempts on the stuck replica:\n%s", n, stuck.calls.Load(), log.String())
 	}
 }
 
@@ -553,5 +593,35 @@ func TestConcurrentRollouts(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// syncWriter serializes writes to w, for a logger shared by goroutines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func TestAttemptTimeoutDerivedFromChunkSize(t *testing.T) {
+	c := &Client{cfg: Config{}.withDefaults()}
+	in := specs(4) // horizons 10..13
+	in[3].Horizon = 0
+	got := c.attemptTimeout(chunk{0, 4}, in)
+	want := DefaultAttemptBase + (10+11+12+defaultHorizonSteps)*DefaultAttemptPerStep
+	if got != want {
+		t.Errorf("attemptTimeout = %v, want %v", got, want)
+	}
+	if got := c.attemptTimeout(chunk{1, 2}, in); got != DefaultAttemptBase+11*DefaultAttemptPerStep {
+		t.Errorf("attemptTimeout of one episode = %v", got)
+	}
+	c.cfg.AttemptTimeout = 3 * time.Second
+	if got := c.attemptTimeout(chunk{0, 4}, in); got != 3*time.Second {
+		t.Errorf("attemptTimeout with Config.AttemptTimeout 3s = %v", got)
 	}
 }
