@@ -336,17 +336,10 @@ func TestTwoReplicasFailover(t *testing.T) {
 	survivor, victim := bridges[0], bridges[1]
 
 	tr := newTracker(survivor.Addr(), victim.Addr())
-	c, err := envclient.Dial(ctx, envclient.Config{
+	c := dialReady(t, ctx, envclient.Config{
 		Target:      survivor.Addr() + "," + victim.Addr(),
 		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(tr)},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
 	// WaitReady needs one replica; round_robin uses the ones that are
 	// connected, so wait until calls reach both.
 	for deadline := time.Now().Add(20 * time.Second); ; {

@@ -184,9 +184,8 @@ func TestRolloutUnavailableGivesUpAfterReconnectTimeout(t *testing.T) {
 	f := &fakeBridge{name: "a", rollout: func(context.Context, int64, *envbridgev1.RolloutRequest) (*envbridgev1.RolloutResponse, error) {
 		return nil, status.Error(codes.Unavailable, "down")
 	}}
-	var log strings.Builder
-	logger := zerolog.New(&syncWriter{w: &log})
-	c := startFakes(t, Config{ChunkSize: 100, ReconnectTimeout: 700 * time.Millisecond, Logger: &logger}, f)
+	log := &syncWriter{}
+	c := startFakes(t, Config{ChunkSize: 100, ReconnectTimeout: 700 * time.Millisecond, Logger: log.logger()}, f)
 	_, err := c.Rollout(testCtx(t), specs(2))
 	if status.Code(err) != codes.Unavailable || !errors.Is(err, ErrBridgeUnavailable) {
 		t.Fatalf("err = %v, want code Unavailable wrapping ErrBridgeUnavailable", err)
@@ -211,19 +210,10 @@ func TestRolloutStuckReplicaFailsOver(t *testing.T) {
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}}
 	good := &fakeBridge{name: "good"}
-	var log strings.Builder
-	logger := zerolog.New(&syncWriter{w: &log})
-	c := startFakes(t, Config{ChunkSize: 2, AttemptTimeout: 300 * time.Millisecond, Logger: &logger}, stuck, good)
+	log := &syncWriter{}
+	c := startFakes(t, Config{ChunkSize: 2, AttemptTimeout: 300 * time.Millisecond, Logger: log.logger()}, stuck, good)
 	waitAllReady(t, c, stuck, good)
-	got, err := c.Rollout(testCtx(t), specs(8))
-	if err != nil {
-		t.Fatalf("Rollout: %v", err)
-	}
-	for i, r := range got {
-		if r.Return != float64(100+i) {
-			t.Errorf("result %d: Return %v, want %v", i, r.Return, 100+i)
-		}
-	}
+	rolloutEcho(t, c, 8)
 	if stuck.calls.Load() == 0 {
 		t.Fatal("the stuck replica got no chunk: failover untested")
 	}
@@ -240,15 +230,7 @@ func TestRolloutFailsOverToHealthyReplica(t *testing.T) {
 	good := &fakeBridge{name: "good"}
 	c := startFakes(t, Config{ChunkSize: 2}, bad, good)
 	waitAllReady(t, c, bad, good)
-	got, err := c.Rollout(testCtx(t), specs(16))
-	if err != nil {
-		t.Fatalf("Rollout: %v", err)
-	}
-	for i, r := range got {
-		if r.Return != float64(100+i) {
-			t.Errorf("result %d: Return %v, want %v", i, r.Return, 100+i)
-		}
-	}
+	rolloutEcho(t, c, 16)
 	if bad.calls.Load() == 0 {
 		t.Errorf("the failing replica got no call: round_robin did not spread the chunks")
 	}
@@ -596,16 +578,41 @@ func TestConcurrentRollouts(t *testing.T) {
 	}
 }
 
-// syncWriter serializes writes to w, for a logger shared by goroutines.
+// rolloutEcho runs specs(n) on fakes that echo and checks every result.
+func rolloutEcho(t *testing.T, c *Client, n int) {
+	t.Helper()
+	got, err := c.Rollout(testCtx(t), specs(n))
+	if err != nil {
+		t.Fatalf("Rollout: %v", err)
+	}
+	for i, r := range got {
+		if r.Return != float64(100+i) {
+			t.Errorf("result %d: Return %v, want %v", i, r.Return, 100+i)
+		}
+	}
+}
+
+// syncWriter is a log destination shared by goroutines and read by the test.
 type syncWriter struct {
 	mu sync.Mutex
-	w  *strings.Builder
+	b  strings.Builder
 }
 
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.w.Write(p)
+	return s.b.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncWriter) logger() *zerolog.Logger {
+	lg := zerolog.New(s)
+	return &lg
 }
 
 func TestAttemptTimeoutDerivedFromChunkSize(t *testing.T) {

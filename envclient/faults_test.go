@@ -43,6 +43,21 @@ func (l *lockedLog) logger() *zerolog.Logger {
 	return &lg
 }
 
+// dialReady dials cfg and waits until a replica is ready; the client is
+// closed when the test ends.
+func dialReady(t *testing.T, ctx context.Context, cfg envclient.Config) *envclient.Client {
+	t.Helper()
+	c, err := envclient.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func startBridges(t *testing.T, ctx context.Context, opts ...localbridge.Options) []*localbridge.Bridge {
 	t.Helper()
 	bridges := make([]*localbridge.Bridge, len(opts))
@@ -75,22 +90,14 @@ func TestStoppedReplicaFailsOver(t *testing.T) {
 	survivor, victim := bridges[0], bridges[1]
 	var log lockedLog
 	tr := newTracker(survivor.Addr(), victim.Addr())
-	c, err := envclient.Dial(ctx, envclient.Config{
+	c := dialReady(t, ctx, envclient.Config{
 		Target:         survivor.Addr() + "," + victim.Addr(),
 		ChunkSize:      2,
 		AttemptTimeout: 2 * time.Second,
 		Logger:         log.logger(),
 		DialOptions:    []grpc.DialOption{grpc.WithStatsHandler(tr)},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kw := envclient.Kwargs{"terminate_when_unhealthy": false}
-	in := linearSpecs("Hopper-v5", kw, 3, 11, 8, 2000, 400)
+	in := linearSpecs("Hopper-v5", envclient.Kwargs{"terminate_when_unhealthy": false}, 3, 11, 8, 2000, 400)
 	ref, err := c.Rollout(ctx, in)
 	if err != nil {
 		t.Fatalf("reference Rollout: %v", err)
@@ -146,16 +153,8 @@ func TestLoneBridgeRestartIsWaitedFor(t *testing.T) {
 	first := startBridges(t, ctx, localbridge.Options{Workers: 1})[0]
 	addr := first.Addr()
 	var log lockedLog
-	c, err := envclient.Dial(ctx, envclient.Config{Target: addr, ChunkSize: 2, Logger: log.logger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	kw := envclient.Kwargs{"terminate_when_unhealthy": false}
-	in := linearSpecs("Hopper-v5", kw, 3, 11, 6, 3000, 1000)
+	c := dialReady(t, ctx, envclient.Config{Target: addr, ChunkSize: 2, Logger: log.logger()})
+	in := linearSpecs("Hopper-v5", envclient.Kwargs{"terminate_when_unhealthy": false}, 3, 11, 6, 3000, 1000)
 	ref, err := c.Rollout(ctx, in)
 	if err != nil {
 		t.Fatalf("reference Rollout: %v", err)

@@ -475,18 +475,16 @@ class WorkerPool:
         for w in self._workers:
             if w.current is None or w.dead or w.killed_for:
                 continue
-            batch, i = w.current
+            i = w.current[1]
             if now - w.started > self._max_episode_s:
-                w.current = None
-                self._kill(w, "its episode ran too long")
-                if not batch.done.is_set():
-                    self._drop(batch)
-                    batch.finish(
-                        EpisodeBudgetError(
-                            f"episodes[{i}] ran for more than --max-episode-seconds="
-                            f"{self._max_episode_s:g}; it was aborted and its worker replaced"
-                        )
-                    )
+                self._abort(
+                    w,
+                    "its episode ran too long",
+                    EpisodeBudgetError(
+                        f"episodes[{i}] ran for more than --max-episode-seconds="
+                        f"{self._max_episode_s:g}; it was aborted and its worker replaced"
+                    ),
+                )
                 continue
             cpu = _cpu_seconds(w.pid)
             if cpu is None:
@@ -494,18 +492,26 @@ class WorkerPool:
             if cpu != w.cpu:
                 w.cpu, w.cpu_moved = cpu, now
             elif now - w.cpu_moved > self._stall_s:
-                w.current = None
-                self._kill(w, "it made no progress")
-                if not batch.done.is_set():
-                    self._drop(batch)
-                    batch.finish(
-                        WorkerCrashedError(
-                            f"worker {w.index} (pid {w.pid}) made no progress for "
-                            f"{now - w.cpu_moved:.1f}s (stopped or hung) while running "
-                            f"episodes[{i}] of this call; the pool has replaced the worker, "
-                            "retry the call"
-                        )
-                    )
+                self._abort(
+                    w,
+                    "it made no progress",
+                    WorkerCrashedError(
+                        f"worker {w.index} (pid {w.pid}) made no progress for "
+                        f"{now - w.cpu_moved:.1f}s (stopped or hung) while running "
+                        f"episodes[{i}] of this call; the pool has replaced the worker, "
+                        "retry the call"
+                    ),
+                )
+
+    def _abort(self, w: _Worker, why: str, error: PoolError) -> None:
+        """Kill a busy worker and fail the batch whose task it held with ``error``."""
+        assert w.current is not None
+        batch = w.current[0]
+        w.current = None
+        self._kill(w, why)
+        if not batch.done.is_set():
+            self._drop(batch)
+            batch.finish(error)
 
     def _respawn_due(self) -> None:
         now = time.monotonic()

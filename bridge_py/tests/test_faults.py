@@ -26,7 +26,7 @@ from envbridge.v1 import envbridge_pb2_grpc as pbg
 from stpis_bridge import healthcheck
 from stpis_bridge.server import RunningServer, ServerConfig, serve
 from stpis_bridge.servicer import Limits
-from tests.conftest import hopper_spec, policy, random_w
+from tests.conftest import hopper_spec, random_w
 
 BRIDGE_PY = Path(__file__).resolve().parents[1]
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -50,16 +50,13 @@ def _health(port: int, timeout: float = 1.0) -> int:
     return int(resp.status)
 
 
-def _humanoid_spec(seconds_of_work: bool = True) -> pb.EpisodeSpec:
+def _humanoid_spec() -> pb.EpisodeSpec:
     # 5000 steps x frame_skip 40 = 200,000 MuJoCo steps of Humanoid: several seconds.
-    return pb.EpisodeSpec(
-        env_id="Humanoid-v5",
-        kwargs={
-            "terminate_when_unhealthy": pb.KwargValue(bool_value=False),
-            "frame_skip": pb.KwargValue(int_value=40 if seconds_of_work else 1),
-        },
-        policy=policy(random_w(3, rows=17, cols=348, scale=0.01)),
+    return hopper_spec(
         horizon=5000,
+        w=random_w(3, rows=17, cols=348, scale=0.01),
+        kwargs={"terminate_when_unhealthy": False, "frame_skip": 40},
+        env_id="Humanoid-v5",
     )
 
 
