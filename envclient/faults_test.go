@@ -97,6 +97,7 @@ func TestStoppedReplicaFailsOver(t *testing.T) {
 		Logger:         log.logger(),
 		DialOptions:    []grpc.DialOption{grpc.WithStatsHandler(tr)},
 	})
+	tr.waitAll(t, ctx, c)
 	in := linearSpecs("Hopper-v5", envclient.Kwargs{"terminate_when_unhealthy": false}, 3, 11, 8, 2000, 400)
 	ref, err := c.Rollout(ctx, in)
 	if err != nil {
