@@ -32,6 +32,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
+from stpis_bridge.envs import clip
 from stpis_bridge.pool import (
     DEFAULT_MAX_EPISODE_SECONDS,
     DEFAULT_RESPAWN_ATTEMPTS,
@@ -157,11 +158,31 @@ class RunningServer:
         _LOG.info("stopped")
 
 
+class _Undecodable:
+    """A request whose bytes are not the method's message: the parser's complaint."""
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+
+def _tolerant(parse: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    # gRPC answers a request that fails to parse with INTERNAL; this lets the
+    # handler answer INVALID_ARGUMENT instead.
+    def tolerant(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except Exception as exc:  # noqa: BLE001  (DecodeError, or a str that is not UTF-8)
+            return _Undecodable(f"{type(exc).__name__}: {exc}")
+
+    return tolerant
+
+
 class _AdmissionInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
     """Fails calls beyond ``limit`` at once with UNAVAILABLE, except health and reflection.
 
     The server's thread pool has ``limit`` + ``_RESERVED_RPC_THREADS`` threads, so a
     health check always finds a free one, however many Rollout calls wait on the pool.
+    A request that is not a valid message gets INVALID_ARGUMENT (gRPC says INTERNAL).
     """
 
     def __init__(self, limit: int) -> None:
@@ -180,6 +201,11 @@ class _AdmissionInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
         inner = handler.unary_unary
 
         def admitted(request: Any, context: grpc.ServicerContext) -> Any:
+            if isinstance(request, _Undecodable):
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"request: not a valid message for {method}: {clip(request.error)}",
+                )
             if not self._slots.acquire(blocking=False):
                 context.abort(
                     grpc.StatusCode.UNAVAILABLE,
@@ -193,7 +219,7 @@ class _AdmissionInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
 
         return grpc.unary_unary_rpc_method_handler(
             admitted,
-            request_deserializer=handler.request_deserializer,
+            request_deserializer=_tolerant(handler.request_deserializer),
             response_serializer=handler.response_serializer,
         )
 
