@@ -632,3 +632,37 @@ func TestAttemptTimeoutDerivedFromChunkSize(t *testing.T) {
 		t.Errorf("attemptTimeout with Config.AttemptTimeout 3s = %v", got)
 	}
 }
+
+func TestEnvInfoCheck(t *testing.T) {
+	hopper := EnvInfo{ResolvedID: "Hopper-v5", ObsDim: 11, ActDim: 3, MaxEpisodeSteps: 1000}
+	ok := EpisodeSpec{Rows: 3, Cols: 11, Horizon: 1000}
+	if err := hopper.Check(-1, &ok); err != nil {
+		t.Errorf("a fitting spec: %v", err)
+	}
+	ok.Horizon = 0
+	if err := hopper.Check(-1, &ok); err != nil {
+		t.Errorf("horizon 0 (the env's limit): %v", err)
+	}
+	for _, c := range []struct {
+		spec EpisodeSpec
+		want string
+	}{
+		{EpisodeSpec{Rows: 2, Cols: 11}, "episode 4: invalid Rows: 2, but Hopper-v5 has a 3-dim action"},
+		{EpisodeSpec{Rows: 3, Cols: 17}, "episode 4: invalid Cols: 17, but Hopper-v5 has a 11-dim observation"},
+		{EpisodeSpec{Rows: 3, Cols: 11, Horizon: 5000}, "episode 4: invalid Horizon: 5000 exceeds the 1000 steps Hopper-v5 allows"},
+	} {
+		err := hopper.Check(4, &c.spec)
+		var se *SpecError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) || status.Code(err) != codes.InvalidArgument {
+			t.Errorf("Check(%+v) = %v, want a SpecError containing %q", c.spec, err, c.want)
+		}
+	}
+}
+
+func TestErrorsCutLongUserValues(t *testing.T) {
+	key := strings.Repeat("k", 100_000)
+	_, err := kwargsToProto(Kwargs{key: []int{1}})
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "(100000 bytes)") {
+		t.Errorf("a 100 kB kwarg name gave a %d-byte error: %.300s", len(fmt.Sprint(err)), err)
+	}
+}
