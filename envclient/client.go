@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/health" // registers client-side health checking, used by healthCheckConfig
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -76,12 +77,19 @@ type Client struct {
 // the replicas of a dns:/// target.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
-	target, replicas, opts, err := parseTarget(ctx, cfg.Target)
+	target, replicas, opts, err := parseTarget(ctx, cfg.Target, cfg.TLSServerName)
 	if err != nil {
 		return nil, err
 	}
+	creds := insecure.NewCredentials()
+	if cfg.TLSCAFile != "" {
+		creds, err = credentials.NewClientTLSFromFile(cfg.TLSCAFile, cfg.TLSServerName)
+		if err != nil {
+			return nil, fmt.Errorf("envclient: TLSCAFile: %w", err)
+		}
+	}
 	opts = append(opts,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultServiceConfig(serviceConfig),
 		// Ignore service configs from DNS TXT records: ours is the contract.
 		grpc.WithDisableServiceConfig(),
@@ -128,14 +136,20 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 // parseTarget turns Config.Target into a gRPC target, the number of known
-// replicas and the dial options its resolver needs.
-func parseTarget(ctx context.Context, target string) (string, int, []grpc.DialOption, error) {
+// replicas and the dial options its resolver needs. TLS checks each listed
+// replica's certificate for serverName, or for the replica's own host when
+// serverName is empty.
+func parseTarget(ctx context.Context, target, serverName string) (string, int, []grpc.DialOption, error) {
 	target = strings.TrimSpace(target)
 	if target == "" {
 		return "", 0, nil, errors.New("envclient: empty target: want host:port, a comma-separated list of them, or dns:///host:port")
 	}
 	if strings.HasPrefix(target, "dns:") {
-		return target, countDNSReplicas(ctx, target), nil, nil
+		var opts []grpc.DialOption
+		if serverName != "" {
+			opts = append(opts, grpc.WithAuthority(serverName))
+		}
+		return target, countDNSReplicas(ctx, target), opts, nil
 	}
 	parts := strings.Split(target, ",")
 	endpoints := make([]resolver.Endpoint, 0, len(parts))
@@ -146,9 +160,14 @@ func parseTarget(ctx context.Context, target string) (string, int, []grpc.DialOp
 			return "", 0, nil, fmt.Errorf("envclient: target %q: replica %d %q: want host:port", target, i, p)
 		}
 		if host == "" {
-			p = net.JoinHostPort("localhost", port)
+			host = "localhost"
+			p = net.JoinHostPort(host, port)
 		}
-		endpoints = append(endpoints, resolver.Endpoint{Addresses: []resolver.Address{{Addr: p}}})
+		name := serverName
+		if name == "" {
+			name = host
+		}
+		endpoints = append(endpoints, resolver.Endpoint{Addresses: []resolver.Address{{Addr: p, ServerName: name}}})
 	}
 	r := manual.NewBuilderWithScheme(manualScheme)
 	r.InitialState(resolver.State{Endpoints: endpoints})

@@ -103,6 +103,14 @@ type Config struct {
 	// RPC in flight; when false (default) idle connections are not pinged.
 	KeepalivePermitWithoutStream bool
 
+	// TLSCAFile is a PEM file of the certificates that sign the bridge's
+	// (a self-signed one will do): the client then speaks TLS and checks
+	// the bridge's certificate. Empty (the default) means plaintext.
+	TLSCAFile string
+	// TLSServerName is the name the bridge's certificate must hold; empty
+	// means the host of the target.
+	TLSServerName string
+
 	// Logger receives debug lines for chunks and a warning for every failed
 	// chunk attempt (with the replica, the status and the next step).
 	// Nil means no logging.

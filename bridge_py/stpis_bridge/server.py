@@ -85,6 +85,9 @@ class ServerConfig:
     reflection: bool = True
     # main() stops the bridge when its parent process dies.
     exit_with_parent: bool = False
+    # PEM files of the server's certificate (chain) and key: TLS when both are set.
+    tls_cert: str = ""
+    tls_key: str = ""
 
     def validate(self) -> None:
         """Raise ValueError naming the flag of the first bad setting."""
@@ -109,6 +112,11 @@ class ServerConfig:
         ):
             if not 0.1 <= value < float("inf"):
                 raise ValueError(f"{flag} must be at least 0.1 and finite, got {value}")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("--tls-cert and --tls-key go together: give both or neither")
+        for flag, path in (("--tls-cert", self.tls_cert), ("--tls-key", self.tls_key)):
+            if path and not os.access(path, os.R_OK):
+                raise ValueError(f"{flag} {path!r}: not a readable file")
         if self.respawn_attempts < 0:
             raise ValueError(f"--respawn-attempts must be >= 0, got {self.respawn_attempts}")
         self.limits.validate()
@@ -276,7 +284,12 @@ def serve(config: ServerConfig) -> RunningServer:
                 reflection.SERVICE_NAME,
             )
             reflection.enable_server_reflection(names, server)
-        port = server.add_insecure_port(config.listen)
+        if config.tls_cert:
+            with open(config.tls_key, "rb") as k, open(config.tls_cert, "rb") as c:
+                creds = grpc.ssl_server_credentials([(k.read(), c.read())])
+            port = server.add_secure_port(config.listen, creds)
+        else:
+            port = server.add_insecure_port(config.listen)
         if port == 0:
             raise OSError(f"could not bind {config.listen}")
         server.start()
@@ -286,10 +299,11 @@ def serve(config: ServerConfig) -> RunningServer:
         raise
     host = _split_host(config.listen)
     _LOG.info(
-        "serving %s on %s:%d with %d workers (pids %s)",
+        "serving %s on %s:%d (%s) with %d workers (pids %s)",
         SERVICE_NAME,
         host,
         port,
+        "TLS" if config.tls_cert else "plaintext",
         config.workers,
         pool.worker_pids(),
     )
@@ -349,6 +363,8 @@ def _parser() -> argparse.ArgumentParser:
         action="store_false",
         help="do not serve gRPC reflection (grpcurl then needs the .proto)",
     )
+    p.add_argument("--tls-cert", default="", help="PEM certificate (chain): serve TLS")
+    p.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
     p.add_argument(
         "--exit-with-parent",
         action="store_true",
@@ -386,6 +402,8 @@ def parse_config(argv: Sequence[str]) -> tuple[ServerConfig, str]:
         respawn_attempts=args.respawn_attempts,
         reflection=args.reflection,
         exit_with_parent=args.exit_with_parent,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
     )
     try:
         config.validate()

@@ -175,3 +175,21 @@ def test_subprocess_stops_when_sigterm_lands_on_another_thread():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--tls-cert", "/etc/hostname"], "--tls-cert and --tls-key go together"),
+        (["--tls-cert", "/no/cert.pem", "--tls-key", "/no/key.pem"], "--tls-cert '/no/cert.pem'"),
+        (["--stall-seconds", "0"], "--stall-seconds must be at least 0.1"),
+        (["--max-concurrent-calls", "0"], "--max-concurrent-calls must be at least 1"),
+        (["--max-abs-shift", "inf"], "--max-abs-shift must be a positive finite number"),
+        (["--respawn-attempts", "-1"], "--respawn-attempts must be >= 0"),
+    ],
+    ids=["tls-half", "tls-missing", "stall", "concurrent", "shift", "respawn"],
+)
+def test_bad_flags_name_the_flag(argv, needle, capsys):
+    with pytest.raises(SystemExit):
+        parse_config(argv)
+    assert needle in capsys.readouterr().err
