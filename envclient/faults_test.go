@@ -205,3 +205,104 @@ func TestLoneBridgeRestartIsWaitedFor(t *testing.T) {
 		t.Errorf("gave up after %v with a 1s ReconnectTimeout", took)
 	}
 }
+
+// workerPids returns the bridge's worker pids.
+func workerPids(t *testing.T, b *localbridge.Bridge) []int {
+	t.Helper()
+	pids, err := b.WorkerPids()
+	if err != nil || len(pids) == 0 {
+		t.Fatalf("bridge %d's workers: %v %v", b.Pid(), pids, err)
+	}
+	return pids
+}
+
+// TestRunsSurviveWorkerAndBridgeFaults injects, each into a batch in flight
+// on two replicas, the faults that used to end a run: a worker killed and its
+// replacement killed before it was ready (defect 1), a worker stopped with
+// SIGSTOP (defect 4), and both bridges killed and restarted by their
+// supervisor a second later (defect 6). Every batch completes, without
+// intervention, with the results of an undisturbed run.
+func TestRunsSurviveWorkerAndBridgeFaults(t *testing.T) {
+	ctx := ctxFor(t, 4*time.Minute)
+	opts := localbridge.Options{Workers: 1, ExtraArgs: []string{"--stall-seconds", "1.5"}}
+	bridges := startBridges(t, ctx, opts, opts)
+	addrs := []string{bridges[0].Addr(), bridges[1].Addr()}
+	var log lockedLog
+	tr := newTracker(addrs...)
+	c := dialReady(t, ctx, envclient.Config{
+		Target: strings.Join(addrs, ","), ChunkSize: 2, AttemptTimeout: 5 * time.Second,
+		Logger: log.logger(), DialOptions: []grpc.DialOption{grpc.WithStatsHandler(tr)},
+	})
+	tr.waitAll(t, ctx, c)
+	in := linearSpecs("Hopper-v5", envclient.Kwargs{"terminate_when_unhealthy": false}, 3, 11, 8, 5000, 400)
+	ref, err := c.Rollout(ctx, in)
+	if err != nil {
+		t.Fatalf("reference Rollout: %v", err)
+	}
+	kill := func(pid int, sig syscall.Signal) {
+		if err := syscall.Kill(pid, sig); err != nil {
+			t.Errorf("kill -%d %d: %v", sig, pid, err)
+		}
+	}
+	faults := []struct {
+		name   string
+		inject func()
+	}{
+		{"worker killed, then its replacement before it is ready", func() {
+			first := workerPids(t, bridges[0])[0]
+			kill(first, syscall.SIGKILL)
+			time.Sleep(300 * time.Millisecond)
+			replacements, _ := bridges[0].WorkerPids()
+			for _, p := range replacements {
+				kill(p, syscall.SIGKILL)
+			}
+		}},
+		{"worker stopped", func() {
+			kill(workerPids(t, bridges[1])[0], syscall.SIGSTOP)
+		}},
+		{"both bridges killed, restarted a second later", func() {
+			for _, b := range bridges {
+				b.Kill()
+			}
+			time.Sleep(time.Second)
+			for i := range bridges {
+				o := opts
+				o.Listen = addrs[i]
+				b, err := localbridge.Start(ctx, o)
+				if err != nil {
+					t.Errorf("restarting bridge %d: %v", i, err)
+					return
+				}
+				bridges[i] = b
+				t.Cleanup(b.Kill)
+			}
+		}},
+	}
+	survived, lost := 0, 0
+	for _, f := range faults {
+		done := make(chan error, 1)
+		var got []envclient.EpisodeResult
+		go func() {
+			var err error
+			got, err = c.Rollout(ctx, in)
+			done <- err
+		}()
+		time.Sleep(150 * time.Millisecond) // into the batch
+		f.inject()
+		if err := <-done; err != nil {
+			t.Errorf("%s: Rollout failed: %v", f.name, err)
+			lost += len(in)
+			continue
+		}
+		if err := sameBits(ref, got); err != nil {
+			t.Errorf("%s: results differ from the undisturbed run: %v", f.name, err)
+			lost += len(in)
+			continue
+		}
+		survived++
+	}
+	t.Logf("faults injected %d, survived without intervention %d, episodes lost %d", len(faults), survived, lost)
+	if !strings.Contains(log.String(), "re-sending it (failover)") {
+		t.Errorf("no failover was logged:\n%s", log.String())
+	}
+}

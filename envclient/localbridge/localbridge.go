@@ -210,6 +210,39 @@ func RepoRoot() (string, error) {
 	}
 }
 
+// WorkerPids returns the pids of the bridge's worker processes (its children
+// that multiprocessing's spawn started), read from /proc: for fault
+// injection in tests. It fails where there is no /proc.
+func (b *Bridge) WorkerPids() ([]int, error) { return WorkerPids(b.Pid()) }
+
+// WorkerPids returns the worker pids of the bridge with process id bridge.
+func WorkerPids(bridge int) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("localbridge: worker pids: %w", err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// The fields after the command name, which is in parentheses.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(bridge) {
+			continue
+		}
+		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && bytes.Contains(cmdline, []byte("spawn_main")) {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
 // Addr is the host:port the bridge listens on.
 func (b *Bridge) Addr() string { return b.addr }
 

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,27 +43,6 @@ func alive(pid int) bool {
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
-// children returns the pids whose parent is pid.
-func children(pid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		child, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child))
-		if err != nil {
-			continue
-		}
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
-			out = append(out, child)
-		}
-	}
-	return out
-}
-
 // TestBridgeDiesWithItsParent kills (SIGKILL) a process that started a bridge
 // with Start, as `kill -9` of a trainer without --bridge would: the bridge
 // and its workers must exit by themselves within seconds.
@@ -87,7 +65,11 @@ func TestBridgeDiesWithItsParent(t *testing.T) {
 	if _, scanErr := fmt.Sscanf(line, "BRIDGE %d", &bridge); err != nil || scanErr != nil {
 		t.Fatalf("the parent printed %q (%v)", line, err)
 	}
-	procs := append([]int{bridge}, children(bridge)...)
+	workers, err := WorkerPids(bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := append([]int{bridge}, workers...)
 	if len(procs) < 2 {
 		t.Fatalf("bridge %d has no worker process", bridge)
 	}
