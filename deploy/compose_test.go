@@ -121,6 +121,9 @@ func TestComposeTrainerWaitsForHealthyBridgeAndWritesRuns(t *testing.T) {
 	if stages < 2 {
 		t.Errorf("trainer Dockerfile is not multi-stage:\n%s", df)
 	}
+	if tr.Restart != "on-failure:5" {
+		t.Errorf("trainer restart = %q, want on-failure:5 (it resumes with --resume)", tr.Restart)
+	}
 	args := strings.Join(tr.Command, " ")
 	for _, want := range []string{"--env=Hopper-v1", "--bridge=dns:///bridge:50051", "--out=/runs", "--resume"} {
 		if !strings.Contains(args, want) {
