@@ -16,7 +16,8 @@ the process group and takes its children with it.)
 A replacement that dies before it is ready is respawned after a backoff that
 doubles; after ``respawn_attempts`` such deaths in a row the pool is broken: it
 fails every call, and the server exits so that its supervisor restarts it.
-``serving`` is true while the pool has a ready worker and is not broken.
+``serving`` is false once the pool is broken, and while no worker is ready and
+replacements keep dying before they are ready.
 
 A watchdog on the dispatcher thread kills (and replaces) a worker whose episode
 ran longer than ``max_episode_seconds`` (the call fails with
@@ -55,6 +56,7 @@ _RESPAWN_BACKOFF_S = 0.5
 _RESPAWN_BACKOFF_MAX_S = 8.0
 # How often the dispatcher wakes to run the watchdog while a worker is busy.
 _WATCH_PERIOD_S = 0.25
+_CANCELLED = "its call was cancelled"
 
 
 class PoolError(RuntimeError):
@@ -191,7 +193,7 @@ class WorkerPool:
         self._respawn_attempts = respawn_attempts
         self._on_serving = on_serving
         self._serving: bool | None = None
-        # Worker index -> (deaths before ready in a row, when to respawn it).
+        # Worker index -> deaths before ready in a row; -> when to respawn it.
         self._failures: dict[int, int] = {}
         self._respawn_at: dict[int, float] = {}
         self._ctx = _context()
@@ -373,7 +375,7 @@ class WorkerPool:
             for w in self._workers:
                 if w.current is not None and w.current[0] is batch and not w.dead:
                     w.current = None
-                    self._kill(w, "its call was cancelled")
+                    self._kill(w, _CANCELLED)
 
     def _kill(self, w: _Worker, why: str) -> None:
         """SIGKILL a worker (it may be stopped or deep in MuJoCo); it is replaced on death."""
@@ -589,8 +591,14 @@ class WorkerPool:
             if self._closing or self._broken is not None:
                 return
             if w.killed_for:
-                _LOG.warning(
-                    "worker %d (pid %d) killed: %s; replacing it", w.index, w.pid, w.killed_for
+                # A cancelled call is routine; a stalled or overlong episode is not.
+                level = logging.INFO if w.killed_for == _CANCELLED else logging.WARNING
+                _LOG.log(
+                    level,
+                    "worker %d (pid %d) killed: %s; replacing it",
+                    w.index,
+                    w.pid,
+                    w.killed_for,
                 )
                 self._replace(w.index)
                 return
