@@ -24,9 +24,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from envbridge.v1 import envbridge_pb2 as pb
 from envbridge.v1 import envbridge_pb2_grpc as pbg
 from stpis_bridge import healthcheck
-from stpis_bridge.server import RunningServer, ServerConfig, serve
+from stpis_bridge.server import RunningServer
 from stpis_bridge.servicer import Limits
-from tests.conftest import hopper_spec, random_w
+from tests.conftest import hopper_spec, random_w, start_server
 
 BRIDGE_PY = Path(__file__).resolve().parents[1]
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -63,14 +63,8 @@ def _humanoid_spec() -> pb.EpisodeSpec:
 @pytest.fixture(scope="module")
 def watched() -> Iterator[RunningServer]:
     """A 2-worker server with a short episode budget and stall timeout."""
-    running = serve(
-        ServerConfig(
-            listen="127.0.0.1:0",
-            workers=2,
-            limits=Limits(max_weights=10_000),
-            max_episode_seconds=4.0,
-            stall_seconds=1.5,
-        )
+    running = start_server(
+        limits=Limits(max_weights=10_000), max_episode_seconds=4.0, stall_seconds=1.5
     )
     yield running
     running.stop(2)
@@ -89,7 +83,7 @@ def _ok(stub: pbg.EnvBridgeServiceStub) -> None:
 # Defect 1: a replacement killed before it is ready; the pool respawns it with a
 # backoff, reports NOT_SERVING meanwhile, and recovers.
 def test_replacement_killed_before_ready_is_respawned_and_health_follows():
-    running = serve(ServerConfig(listen="127.0.0.1:0", workers=1))
+    running = start_server(workers=1)
     try:
         assert _health(running.port) == SERVING
         first = running.worker_pids()[0]
@@ -184,7 +178,7 @@ def test_bridge_exits_nonzero_when_workers_keep_dying_before_ready():
 
 # Defect 1: a pool error reaches the client as UNAVAILABLE (retryable), not INTERNAL.
 def test_broken_pool_fails_calls_with_unavailable():
-    running = serve(ServerConfig(listen="127.0.0.1:0", workers=1, respawn_attempts=0))
+    running = start_server(workers=1, respawn_attempts=0)
     try:
         ch, stub = _stub(running)
         with ch:
@@ -246,7 +240,7 @@ def test_stopped_worker_is_replaced_and_its_call_is_unavailable(watched):
 
 # Defect 13: health answers at once while every worker and handler thread is busy.
 def test_health_answers_under_a_flood_of_rollouts():
-    running = serve(ServerConfig(listen="127.0.0.1:0", workers=1, max_concurrent_calls=24))
+    running = start_server(workers=1, max_concurrent_calls=24)
     try:
         ch, stub = _stub(running)
         with ch:
