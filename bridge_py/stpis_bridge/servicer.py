@@ -7,6 +7,7 @@ with a precise status and a message naming the field and the episode index.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import threading
@@ -44,6 +45,8 @@ DEFAULT_MAX_SIM_STEPS = 200_000
 # |shift| above this is no alive bonus (the paper's are 1 and 5): shift x length
 # would swamp the return, or overflow it.
 DEFAULT_MAX_ABS_SHIFT = 1e6
+# Env descriptions kept, least recently used dropped first.
+DESCRIPTION_CACHE_SIZE = 256
 # Error replies are cut to this many characters (log lines too).
 _MAX_MESSAGE_CHARS = 4096
 
@@ -118,7 +121,9 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         limits.validate()
         self._pool = pool
         self._limits = limits
-        self._descriptions: dict[tuple[str, object], envs.EnvDescription] = {}
+        self._descriptions: collections.OrderedDict[tuple[str, object], envs.EnvDescription] = (
+            collections.OrderedDict()
+        )
         self._lock = threading.Lock()
 
     # Env descriptions are made once per (id, kwargs) in the server process and cached.
@@ -129,6 +134,8 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         key = (env_id, envs.kwargs_key(kwargs))
         with self._lock:
             hit = self._descriptions.get(key)
+            if hit is not None:
+                self._descriptions.move_to_end(key)
         if hit is not None:
             return hit
         try:
@@ -139,6 +146,9 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             raise _Invalid(grpc.StatusCode.INVALID_ARGUMENT, f"{field}{exc}") from exc
         with self._lock:
             self._descriptions[key] = desc
+            # Bounded: a client could send endless distinct kwargs.
+            while len(self._descriptions) > DESCRIPTION_CACHE_SIZE:
+                self._descriptions.popitem(last=False)
         return desc
 
     def Describe(  # noqa: N802  (gRPC method name)

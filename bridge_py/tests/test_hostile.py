@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from envbridge.v1 import envbridge_pb2 as pb
-from stpis_bridge import envs
+from stpis_bridge import envs, servicer
 from stpis_bridge.rollout import LinearPolicy, run_episode
 from tests.conftest import assert_serving, hopper_spec, kw, policy, random_w
 
@@ -298,3 +298,12 @@ def test_bad_input_is_handled_cleanly(channel, stub, method, request_, needle):
         assert needle in details, details[:500]
         assert len(details) < 5000 and "np." not in details and "Traceback" not in details
     assert_serving(stub)
+
+
+def test_description_cache_is_bounded(server, monkeypatch):
+    monkeypatch.setattr(servicer, "DESCRIPTION_CACHE_SIZE", 3)
+    s = servicer.EnvBridgeServicer(server.pool, servicer.Limits())
+    for i in range(6):  # endless distinct kwargs must not grow the server without bound
+        s._describe("", "Hopper-v5", {"ctrl_cost_weight": float(i)})
+    assert len(s._descriptions) == 3
+    assert [k[1][0][1][1] for k in s._descriptions] == [3.0, 4.0, 5.0]
