@@ -90,6 +90,9 @@ func TestComposeBridgeScalesAndIsHealthChecked(t *testing.T) {
 	if !strings.Contains(cmd, "--workers 2") {
 		t.Errorf("bridge command %q: BRIDGE_WORKERS default not interpolated to 2", cmd)
 	}
+	if !strings.Contains(cmd, "--no-reflection") {
+		t.Errorf("bridge command %q serves reflection", cmd)
+	}
 	if _, err := os.Stat(filepath.Join(b.Build.Context, "stpis_bridge", "healthcheck.py")); err != nil {
 		t.Errorf("the health check module the compose file calls is missing: %v", err)
 	}
@@ -118,6 +121,9 @@ func TestComposeTrainerWaitsForHealthyBridgeAndWritesRuns(t *testing.T) {
 	if stages < 2 {
 		t.Errorf("trainer Dockerfile is not multi-stage:\n%s", df)
 	}
+	if tr.Restart != "on-failure:5" {
+		t.Errorf("trainer restart = %q, want on-failure:5 (it resumes with --resume)", tr.Restart)
+	}
 	args := strings.Join(tr.Command, " ")
 	for _, want := range []string{"--env=Hopper-v1", "--bridge=dns:///bridge:50051", "--out=/runs", "--resume"} {
 		if !strings.Contains(args, want) {
@@ -135,5 +141,24 @@ func TestComposeTrainerWaitsForHealthyBridgeAndWritesRuns(t *testing.T) {
 	}
 	if runs.Type != types.VolumeTypeBind || !strings.HasSuffix(runs.Source, "runs") {
 		t.Errorf("runs volume = %+v, want a bind of ./runs", runs)
+	}
+}
+
+// TestComposeNetworkIsInternal: the plaintext bridge is reachable only from
+// the trainer, over a network with no port published and no route out.
+func TestComposeNetworkIsInternal(t *testing.T) {
+	p := loadCompose(t)
+	for _, name := range []string{"bridge", "trainer"} {
+		s := p.Services[name]
+		if len(s.Ports) != 0 {
+			t.Errorf("%s publishes ports %v", name, s.Ports)
+		}
+		if _, ok := s.Networks["stpis"]; !ok || len(s.Networks) != 1 {
+			t.Errorf("%s networks = %v, want only stpis", name, s.Networks)
+		}
+	}
+	n, ok := p.Networks["stpis"]
+	if !ok || !n.Internal {
+		t.Errorf("network stpis = %+v, want internal: true", n)
 	}
 }

@@ -76,3 +76,49 @@ func keys(m map[string]manifest) []string {
 	}
 	return k
 }
+
+// TestKubernetesNetworkPolicy: only the trainer's pods reach the bridge, on
+// its gRPC port; the bridge serves no reflection.
+func TestKubernetesNetworkPolicy(t *testing.T) {
+	ms := loadManifests(t)
+	np, ok := ms["NetworkPolicy/stpis-bridge"]
+	if !ok {
+		t.Fatalf("no NetworkPolicy for the bridge; have %v", keys(ms))
+	}
+	b, _ := yaml.Marshal(np.Spec)
+	var spec struct {
+		PodSelector struct {
+			MatchLabels map[string]string `yaml:"matchLabels"`
+		} `yaml:"podSelector"`
+		PolicyTypes []string `yaml:"policyTypes"`
+		Ingress     []struct {
+			From []struct {
+				PodSelector struct {
+					MatchLabels map[string]string `yaml:"matchLabels"`
+				} `yaml:"podSelector"`
+			} `yaml:"from"`
+			Ports []struct {
+				Port int `yaml:"port"`
+			} `yaml:"ports"`
+		} `yaml:"ingress"`
+	}
+	if err := yaml.Unmarshal(b, &spec); err != nil {
+		t.Fatal(err)
+	}
+	if spec.PodSelector.MatchLabels["app"] != "stpis-bridge" || len(spec.PolicyTypes) != 1 || spec.PolicyTypes[0] != "Ingress" {
+		t.Errorf("NetworkPolicy does not select the bridge's ingress: %s", b)
+	}
+	if len(spec.Ingress) != 1 || len(spec.Ingress[0].From) != 1 ||
+		spec.Ingress[0].From[0].PodSelector.MatchLabels["app"] != "stpis-trainer" ||
+		len(spec.Ingress[0].Ports) != 1 || spec.Ingress[0].Ports[0].Port != 50051 {
+		t.Errorf("NetworkPolicy ingress is not trainer pods on 50051 only: %s", b)
+	}
+	job, _ := yaml.Marshal(ms["Job/stpis-trainer-humanoid"].Spec)
+	if !strings.Contains(string(job), "app: stpis-trainer") {
+		t.Errorf("the trainer Job's pods lack the label app: stpis-trainer that the policy admits:\n%s", job)
+	}
+	dep, _ := yaml.Marshal(ms["Deployment/stpis-bridge"].Spec)
+	if !strings.Contains(string(dep), "--no-reflection") {
+		t.Errorf("the bridge Deployment serves reflection:\n%s", dep)
+	}
+}

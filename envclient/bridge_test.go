@@ -297,6 +297,31 @@ func (tr *attemptTracker) TagConn(ctx context.Context, _ *stats.ConnTagInfo) con
 
 func (tr *attemptTracker) HandleConn(context.Context, stats.ConnStats) {}
 
+// waitAll calls ListEnvs until calls have reached every replica the
+// tracker knows: WaitReady needs one replica, and round_robin uses only the
+// ones that are connected.
+func (tr *attemptTracker) waitAll(t *testing.T, ctx context.Context, c *envclient.Client) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, err := c.ListEnvs(ctx); err != nil {
+			t.Fatal(err)
+		}
+		tr.mu.Lock()
+		all := true
+		for a := range tr.firstOn {
+			all = all && tr.seen[a]
+		}
+		tr.mu.Unlock()
+		if all {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("calls reached only %v", tr.seen)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func (tr *attemptTracker) counts() (started, failed map[string]int) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -336,34 +361,11 @@ func TestTwoReplicasFailover(t *testing.T) {
 	survivor, victim := bridges[0], bridges[1]
 
 	tr := newTracker(survivor.Addr(), victim.Addr())
-	c, err := envclient.Dial(ctx, envclient.Config{
+	c := dialReady(t, ctx, envclient.Config{
 		Target:      survivor.Addr() + "," + victim.Addr(),
 		DialOptions: []grpc.DialOption{grpc.WithStatsHandler(tr)},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// WaitReady needs one replica; round_robin uses the ones that are
-	// connected, so wait until calls reach both.
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if _, err := c.ListEnvs(ctx); err != nil {
-			t.Fatal(err)
-		}
-		tr.mu.Lock()
-		both := tr.seen[survivor.Addr()] && tr.seen[victim.Addr()]
-		tr.mu.Unlock()
-		if both {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("calls reached only %v", tr.seen)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	tr.waitAll(t, ctx, c)
 
 	kw := envclient.Kwargs{"terminate_when_unhealthy": false}
 	in := linearSpecs("Hopper-v5", kw, 3, 11, 12, 1000, 700)

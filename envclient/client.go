@@ -10,7 +10,9 @@ import (
 
 	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/health" // registers client-side health checking, used by healthCheckConfig
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -23,17 +25,23 @@ import (
 )
 
 // serviceConfig spreads calls round-robin over the replicas, skips replicas
-// whose health service reports NOT_SERVING (a bridge that is shutting down),
-// and re-sends calls that fail with UNAVAILABLE: up to 5 attempts in all,
-// backing off 0.1s, 0.2s, 0.4s, 0.8s (±20% jitter). With round_robin a
-// re-sent call goes to the next ready replica. The deadline of a call covers
-// all its attempts.
+// whose health service reports NOT_SERVING (a bridge that is shutting down or
+// whose workers keep dying), and re-sends Describe, ListEnvs and Health calls
+// that fail with UNAVAILABLE: up to 5 attempts in all, backing off 0.1s,
+// 0.2s, 0.4s, 0.8s (±20% jitter). With round_robin a re-sent call goes to the
+// next ready replica. The deadline of a call covers all its attempts.
+//
+// Rollout is not in it: rolloutChunk re-sends chunks itself, because gRPC's
+// retry policy has no per-attempt deadline (a stopped replica would hold a
+// chunk until the keepalive fires), cannot wait minutes for a restarting
+// bridge, and logs nothing.
 const serviceConfig = `{
   "loadBalancingConfig": [{"round_robin": {}}],
   "healthCheckConfig": {"serviceName": ""},
   "methodConfig": [{
     "name": [
-      {"service": "envbridge.v1.EnvBridgeService"},
+      {"service": "envbridge.v1.EnvBridgeService", "method": "Describe"},
+      {"service": "envbridge.v1.EnvBridgeService", "method": "ListEnvs"},
       {"service": "grpc.health.v1.Health"}
     ],
     "retryPolicy": {
@@ -69,12 +77,19 @@ type Client struct {
 // the replicas of a dns:/// target.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	cfg = cfg.withDefaults()
-	target, replicas, opts, err := parseTarget(ctx, cfg.Target)
+	target, replicas, opts, err := parseTarget(ctx, cfg.Target, cfg.TLSServerName)
 	if err != nil {
 		return nil, err
 	}
+	creds := insecure.NewCredentials()
+	if cfg.TLSCAFile != "" {
+		creds, err = credentials.NewClientTLSFromFile(cfg.TLSCAFile, cfg.TLSServerName)
+		if err != nil {
+			return nil, fmt.Errorf("envclient: TLSCAFile: %w", err)
+		}
+	}
 	opts = append(opts,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithDefaultServiceConfig(serviceConfig),
 		// Ignore service configs from DNS TXT records: ours is the contract.
 		grpc.WithDisableServiceConfig(),
@@ -82,6 +97,13 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 			Time:                cfg.KeepaliveTime,
 			Timeout:             cfg.KeepaliveTimeout,
 			PermitWithoutStream: cfg.KeepalivePermitWithoutStream,
+		}),
+		// Reconnect to a restarting bridge within about a second of its
+		// return (gRPC's default backoff grows to 2 minutes), and give up on
+		// a connection attempt to a stopped one after 5s.
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 5 * time.Second,
 		}),
 	)
 	opts = append(opts, cfg.DialOptions...)
@@ -114,14 +136,20 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 // parseTarget turns Config.Target into a gRPC target, the number of known
-// replicas and the dial options its resolver needs.
-func parseTarget(ctx context.Context, target string) (string, int, []grpc.DialOption, error) {
+// replicas and the dial options its resolver needs. TLS checks each listed
+// replica's certificate for serverName, or for the replica's own host when
+// serverName is empty.
+func parseTarget(ctx context.Context, target, serverName string) (string, int, []grpc.DialOption, error) {
 	target = strings.TrimSpace(target)
 	if target == "" {
 		return "", 0, nil, errors.New("envclient: empty target: want host:port, a comma-separated list of them, or dns:///host:port")
 	}
 	if strings.HasPrefix(target, "dns:") {
-		return target, countDNSReplicas(ctx, target), nil, nil
+		var opts []grpc.DialOption
+		if serverName != "" {
+			opts = append(opts, grpc.WithAuthority(serverName))
+		}
+		return target, countDNSReplicas(ctx, target), opts, nil
 	}
 	parts := strings.Split(target, ",")
 	endpoints := make([]resolver.Endpoint, 0, len(parts))
@@ -132,9 +160,14 @@ func parseTarget(ctx context.Context, target string) (string, int, []grpc.DialOp
 			return "", 0, nil, fmt.Errorf("envclient: target %q: replica %d %q: want host:port", target, i, p)
 		}
 		if host == "" {
-			p = net.JoinHostPort("localhost", port)
+			host = "localhost"
+			p = net.JoinHostPort(host, port)
 		}
-		endpoints = append(endpoints, resolver.Endpoint{Addresses: []resolver.Address{{Addr: p}}})
+		name := serverName
+		if name == "" {
+			name = host
+		}
+		endpoints = append(endpoints, resolver.Endpoint{Addresses: []resolver.Address{{Addr: p, ServerName: name}}})
 	}
 	r := manual.NewBuilderWithScheme(manualScheme)
 	r.InitialState(resolver.State{Endpoints: endpoints})
@@ -197,7 +230,7 @@ func (c *Client) Describe(ctx context.Context, envID string, kwargs Kwargs) (Env
 	defer cancel()
 	resp, err := c.bridge.Describe(ctx, &envbridgev1.DescribeRequest{EnvId: envID, Kwargs: pk}, c.callOpts...)
 	if err != nil {
-		return EnvInfo{}, fmt.Errorf("envclient: describe %q: %w", envID, err)
+		return EnvInfo{}, fmt.Errorf("envclient: describe %s: %w", quote(envID), err)
 	}
 	return envInfoFromProto(resp), nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -179,17 +180,46 @@ func TestRolloutRetriesUnavailable(t *testing.T) {
 	}
 }
 
-func TestRolloutUnavailableGivesUpAfterFiveAttempts(t *testing.T) {
+func TestRolloutUnavailableGivesUpAfterReconnectTimeout(t *testing.T) {
 	f := &fakeBridge{name: "a", rollout: func(context.Context, int64, *envbridgev1.RolloutRequest) (*envbridgev1.RolloutResponse, error) {
 		return nil, status.Error(codes.Unavailable, "down")
 	}}
-	c := startFakes(t, Config{ChunkSize: 100}, f)
+	log := &syncWriter{}
+	c := startFakes(t, Config{ChunkSize: 100, ReconnectTimeout: 700 * time.Millisecond, Logger: log.logger()}, f)
 	_, err := c.Rollout(testCtx(t), specs(2))
-	if status.Code(err) != codes.Unavailable {
-		t.Fatalf("err = %v, want code Unavailable", err)
+	if status.Code(err) != codes.Unavailable || !errors.Is(err, ErrBridgeUnavailable) {
+		t.Fatalf("err = %v, want code Unavailable wrapping ErrBridgeUnavailable", err)
 	}
-	if n := f.calls.Load(); n != 5 {
-		t.Errorf("server saw %d calls, want maxAttempts = 5", n)
+	if !strings.Contains(err.Error(), "no replica answered for") || !strings.Contains(err.Error(), "ReconnectTimeout 700ms") {
+		t.Errorf("error %q does not say how long it waited", err)
+	}
+	// 0.1 + 0.2 + 0.4 s of backoff (±20%) fit in 0.7 s: 4 or 5 attempts.
+	if n := f.calls.Load(); n < 4 || n > 5 {
+		t.Errorf("server saw %d calls, want 4 or 5 within ReconnectTimeout", n)
+	}
+	if got := strings.Count(log.String(), "re-sending it (failover)"); int64(got) != f.calls.Load()-1 {
+		t.Errorf("%d failover warnings for %d attempts:\n%s", got, f.calls.Load(), log.String())
+	}
+}
+
+// TestRolloutStuckReplicaFailsOver: a replica that never answers costs one
+// attempt deadline, not the keepalive, and the chunk is re-sent elsewhere.
+func TestRolloutStuckReplicaFailsOver(t *testing.T) {
+	stuck := &fakeBridge{name: "stuck", rollout: func(ctx context.Context, _ int64, _ *envbridgev1.RolloutRequest) (*envbridgev1.RolloutResponse, error) {
+		<-ctx.Done()
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}}
+	good := &fakeBridge{name: "good"}
+	log := &syncWriter{}
+	c := startFakes(t, Config{ChunkSize: 2, AttemptTimeout: 300 * time.Millisecond, Logger: log.logger()}, stuck, good)
+	waitAllReady(t, c, stuck, good)
+	rolloutEcho(t, c, 8)
+	if stuck.calls.Load() == 0 {
+		t.Fatal("the stuck replica got no chunk: failover untested")
+	}
+	// One warning per attempt the stuck replica held (bufconn peers have no address).
+	if n := strings.Count(log.String(), "attempt deadline on a replica; re-sending it (failover)"); int64(n) != stuck.calls.Load() {
+		t.Errorf("%d failover warnings for %d attempts on the stuck replica:\n%s", n, stuck.calls.Load(), log.String())
 	}
 }
 
@@ -200,15 +230,7 @@ func TestRolloutFailsOverToHealthyReplica(t *testing.T) {
 	good := &fakeBridge{name: "good"}
 	c := startFakes(t, Config{ChunkSize: 2}, bad, good)
 	waitAllReady(t, c, bad, good)
-	got, err := c.Rollout(testCtx(t), specs(16))
-	if err != nil {
-		t.Fatalf("Rollout: %v", err)
-	}
-	for i, r := range got {
-		if r.Return != float64(100+i) {
-			t.Errorf("result %d: Return %v, want %v", i, r.Return, 100+i)
-		}
-	}
+	rolloutEcho(t, c, 16)
 	if bad.calls.Load() == 0 {
 		t.Errorf("the failing replica got no call: round_robin did not spread the chunks")
 	}
@@ -553,5 +575,94 @@ func TestConcurrentRollouts(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// rolloutEcho runs specs(n) on fakes that echo and checks every result.
+func rolloutEcho(t *testing.T, c *Client, n int) {
+	t.Helper()
+	got, err := c.Rollout(testCtx(t), specs(n))
+	if err != nil {
+		t.Fatalf("Rollout: %v", err)
+	}
+	for i, r := range got {
+		if r.Return != float64(100+i) {
+			t.Errorf("result %d: Return %v, want %v", i, r.Return, 100+i)
+		}
+	}
+}
+
+// syncWriter is a log destination shared by goroutines and read by the test.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncWriter) logger() *zerolog.Logger {
+	lg := zerolog.New(s)
+	return &lg
+}
+
+func TestAttemptTimeoutDerivedFromChunkSize(t *testing.T) {
+	c := &Client{cfg: Config{}.withDefaults()}
+	in := specs(4) // horizons 10..13
+	in[3].Horizon = 0
+	got := c.attemptTimeout(chunk{0, 4}, in)
+	want := DefaultAttemptBase + (10+11+12+defaultHorizonSteps)*DefaultAttemptPerStep
+	if got != want {
+		t.Errorf("attemptTimeout = %v, want %v", got, want)
+	}
+	if got := c.attemptTimeout(chunk{1, 2}, in); got != DefaultAttemptBase+11*DefaultAttemptPerStep {
+		t.Errorf("attemptTimeout of one episode = %v", got)
+	}
+	c.cfg.AttemptTimeout = 3 * time.Second
+	if got := c.attemptTimeout(chunk{0, 4}, in); got != 3*time.Second {
+		t.Errorf("attemptTimeout with Config.AttemptTimeout 3s = %v", got)
+	}
+}
+
+func TestEnvInfoCheck(t *testing.T) {
+	hopper := EnvInfo{ResolvedID: "Hopper-v5", ObsDim: 11, ActDim: 3, MaxEpisodeSteps: 1000}
+	ok := EpisodeSpec{Rows: 3, Cols: 11, Horizon: 1000}
+	if err := hopper.Check(-1, &ok); err != nil {
+		t.Errorf("a fitting spec: %v", err)
+	}
+	ok.Horizon = 0
+	if err := hopper.Check(-1, &ok); err != nil {
+		t.Errorf("horizon 0 (the env's limit): %v", err)
+	}
+	for _, c := range []struct {
+		spec EpisodeSpec
+		want string
+	}{
+		{EpisodeSpec{Rows: 2, Cols: 11}, "episode 4: invalid Rows: 2, but Hopper-v5 has a 3-dim action"},
+		{EpisodeSpec{Rows: 3, Cols: 17}, "episode 4: invalid Cols: 17, but Hopper-v5 has a 11-dim observation"},
+		{EpisodeSpec{Rows: 3, Cols: 11, Horizon: 5000}, "episode 4: invalid Horizon: 5000 exceeds the 1000 steps Hopper-v5 allows"},
+	} {
+		err := hopper.Check(4, &c.spec)
+		var se *SpecError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) || status.Code(err) != codes.InvalidArgument {
+			t.Errorf("Check(%+v) = %v, want a SpecError containing %q", c.spec, err, c.want)
+		}
+	}
+}
+
+func TestErrorsCutLongUserValues(t *testing.T) {
+	key := strings.Repeat("k", 100_000)
+	_, err := kwargsToProto(Kwargs{key: []int{1}})
+	if err == nil || len(err.Error()) > 1000 || !strings.Contains(err.Error(), "(100000 bytes)") {
+		t.Errorf("a 100 kB kwarg name gave a %d-byte error: %.300s", len(fmt.Sprint(err)), err)
 	}
 }

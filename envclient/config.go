@@ -13,12 +13,24 @@ const (
 	DefaultRolloutTimeout  = 10 * time.Minute
 	DefaultReadyTimeout    = 30 * time.Second
 	DefaultMaxMessageBytes = 64 << 20
-	// DefaultKeepaliveTime matches the 5-minute minimum ping interval that
-	// gRPC servers (C-core, used by the Python bridge, and grpc-go) enforce
-	// by default; pinging more often gets the connection closed with
-	// "too_many_pings" unless the server allows it.
-	DefaultKeepaliveTime    = 5 * time.Minute
-	DefaultKeepaliveTimeout = 20 * time.Second
+	// DefaultReconnectTimeout is how long a chunk keeps retrying while no
+	// replica answers (a bridge restarting) before Rollout gives up.
+	DefaultReconnectTimeout = 2 * time.Minute
+	// DefaultAttemptBase and DefaultAttemptPerStep derive a chunk attempt's
+	// deadline from the chunk's size: base + per-step × its steps (the sum of
+	// its horizons, 1000 for a horizon of 0). 500µs a step is several times a
+	// MuJoCo step with the policy, for a bridge shared by a few chunks at once.
+	DefaultAttemptBase    = 10 * time.Second
+	DefaultAttemptPerStep = 500 * time.Microsecond
+	// DefaultKeepaliveTime: the bridge permits pings every 5s (gRPC servers
+	// allow one per 5 minutes by default and close the connection with
+	// "too_many_pings" otherwise), so a stopped bridge is found in about
+	// KeepaliveTime + KeepaliveTimeout, and its calls go to another replica.
+	DefaultKeepaliveTime    = 10 * time.Second
+	DefaultKeepaliveTimeout = 5 * time.Second
+	// defaultHorizonSteps stands for a horizon of 0 (the env's own limit) in
+	// the attempt deadline.
+	defaultHorizonSteps = 1000
 	// chunksPerReplica is how many chunks an automatic chunk size gives each
 	// known replica: two, so a replica has the next chunk queued while it
 	// returns the previous one.
@@ -43,9 +55,21 @@ type Config struct {
 	// call (default 30s). A deadline already on the caller's context wins
 	// when it is earlier.
 	CallTimeout time.Duration
-	// RolloutTimeout is the deadline of each Rollout chunk RPC, all retry
-	// attempts included (default 10m).
+	// RolloutTimeout is the deadline of each Rollout chunk, all its attempts
+	// and the waits between them included (default 10m).
 	RolloutTimeout time.Duration
+	// AttemptTimeout is the deadline of one attempt of a chunk: a replica
+	// that has not answered by then (stopped, hung, overloaded) is given up
+	// on and the chunk is sent again, normally to another replica. 0 derives
+	// it from the chunk: DefaultAttemptBase + DefaultAttemptPerStep × the
+	// chunk's steps (14s for 8 Hopper episodes of 1000 steps).
+	AttemptTimeout time.Duration
+	// ReconnectTimeout bounds how long a chunk keeps being re-sent after its
+	// first failed attempt while attempts fail with UNAVAILABLE or time out:
+	// a lone bridge that restarts within it costs the run nothing (default
+	// 2m). Each failed attempt is logged at warn level. Past it, Rollout
+	// fails with an error wrapping ErrBridgeUnavailable.
+	ReconnectTimeout time.Duration
 	// ReadyTimeout bounds WaitReady when the context has no earlier
 	// deadline (default 30s).
 	ReadyTimeout time.Duration
@@ -66,19 +90,29 @@ type Config struct {
 
 	// KeepaliveTime: after this long without activity on a connection the
 	// client pings the server to see whether the transport is still alive
-	// (default 5m; grpc-go raises values below 10s to 10s). The server must
-	// permit pings this often, or it closes the connection.
+	// (default 10s; grpc-go raises values below 10s to 10s). The server must
+	// permit pings this often (the bridge permits one every 5s), or it
+	// closes the connection.
 	KeepaliveTime time.Duration
 	// KeepaliveTimeout: after a keepalive ping the client waits this long
 	// for any activity before it closes the connection and fails its RPCs
-	// with UNAVAILABLE, which the retry policy sends to another replica
-	// (default 20s).
+	// with UNAVAILABLE, and Rollout sends their chunks to another replica
+	// (default 5s).
 	KeepaliveTimeout time.Duration
 	// KeepalivePermitWithoutStream: when true the client pings even with no
 	// RPC in flight; when false (default) idle connections are not pinged.
 	KeepalivePermitWithoutStream bool
 
-	// Logger receives debug lines for chunks and warnings for failed ones.
+	// TLSCAFile is a PEM file of the certificates that sign the bridge's
+	// (a self-signed one will do): the client then speaks TLS and checks
+	// the bridge's certificate. Empty (the default) means plaintext.
+	TLSCAFile string
+	// TLSServerName is the name the bridge's certificate must hold; empty
+	// means the host of the target.
+	TLSServerName string
+
+	// Logger receives debug lines for chunks and a warning for every failed
+	// chunk attempt (with the replica, the status and the next step).
 	// Nil means no logging.
 	Logger *zerolog.Logger
 
@@ -97,6 +131,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.ReadyTimeout <= 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout
+	}
+	if cfg.ReconnectTimeout <= 0 {
+		cfg.ReconnectTimeout = DefaultReconnectTimeout
 	}
 	if cfg.MaxMessageBytes <= 0 {
 		cfg.MaxMessageBytes = DefaultMaxMessageBytes

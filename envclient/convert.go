@@ -78,12 +78,41 @@ func kwargsToProtoAt(index int, kw Kwargs) (map[string]*envbridgev1.KwargValue, 
 		case string:
 			v = &envbridgev1.KwargValue{Kind: &envbridgev1.KwargValue_StringValue{StringValue: x}}
 		default:
-			return nil, &SpecError{Index: index, Field: fmt.Sprintf("Kwargs[%q]", k),
+			return nil, &SpecError{Index: index, Field: fmt.Sprintf("Kwargs[%s]", quote(k)),
 				Reason: fmt.Sprintf("type %T is not one of bool, int, int64, float64, string", x)}
 		}
 		out[k] = v
 	}
 	return out, nil
+}
+
+// echoLimit is how many bytes of a user value an error message repeats.
+const echoLimit = 200
+
+// quote returns s quoted, cut to echoLimit bytes (saying how long it was).
+func quote(s string) string {
+	if len(s) <= echoLimit {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", s[:echoLimit], len(s))
+}
+
+// Check reports, as a SpecError for episode index (-1 outside a batch), the
+// first way spec does not fit this env: a policy that is not ActDim × ObsDim,
+// or a Horizon beyond MaxEpisodeSteps, which the env's time limit would cut
+// short without a word (raise it with the max_episode_steps kwarg). A
+// trainer checks its flags and a loaded policy with it before a run.
+func (e EnvInfo) Check(index int, spec *EpisodeSpec) error {
+	switch {
+	case spec.Rows != e.ActDim:
+		return &SpecError{Index: index, Field: "Rows", Reason: fmt.Sprintf("%d, but %s has a %d-dim action", spec.Rows, e.ResolvedID, e.ActDim)}
+	case spec.Cols != e.ObsDim:
+		return &SpecError{Index: index, Field: "Cols", Reason: fmt.Sprintf("%d, but %s has a %d-dim observation", spec.Cols, e.ResolvedID, e.ObsDim)}
+	case e.MaxEpisodeSteps > 0 && spec.Horizon > e.MaxEpisodeSteps:
+		return &SpecError{Index: index, Field: "Horizon", Reason: fmt.Sprintf("%d exceeds the %d steps %s allows (its max_episode_steps; set that kwarg to run longer)",
+			spec.Horizon, e.MaxEpisodeSteps, e.ResolvedID)}
+	}
+	return nil
 }
 
 func envInfoFromProto(r *envbridgev1.DescribeResponse) EnvInfo {

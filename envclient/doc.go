@@ -16,11 +16,17 @@
 // each chunk's results into the slot of that chunk, so results always come
 // back in request order, exactly once each.
 //
-// Retries live in the gRPC service config, not in a loop here: a chunk that
-// fails with UNAVAILABLE (the replica died or is shutting down) is re-sent by
-// gRPC, up to 5 attempts with exponential backoff, and round_robin hands it
-// to another replica. An episode carries its seed, so a re-sent chunk gives
-// bit-identical results. Any other status (INVALID_ARGUMENT, NOT_FOUND, ...)
+// Describe, ListEnvs and Health are retried by the gRPC service config (up
+// to 5 attempts on UNAVAILABLE). Rollout chunks are re-sent by the client
+// itself, because they need what the service config cannot give: a chunk
+// attempt has a deadline derived from its size (Config.AttemptTimeout), so a
+// stopped or hung replica costs seconds, not the 5-minute keepalive; an
+// attempt that fails with UNAVAILABLE or passes that deadline is re-sent with
+// backoff (0.1s doubling to 2s), normally to another replica, and logged at
+// warn level; and a lone bridge that restarts is waited for, up to
+// Config.ReconnectTimeout (then the error wraps ErrBridgeUnavailable). An
+// episode carries its seed, so a re-sent chunk gives bit-identical results.
+// Any other status (INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED, ...)
 // fails the whole Rollout; the status is kept in the wrapped error, so
 // status.Code(err) and errors.As work on it.
 //

@@ -2,12 +2,16 @@ package envclient
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	envbridgev1 "github.com/stpis/stpis/proto/envbridge/v1"
@@ -46,10 +50,14 @@ func (c *Client) chunkSize(specs []EpisodeSpec) (int, error) {
 //
 // The batch is split into chunks (see Config.ChunkSize) and the chunks are
 // sent concurrently, at most Config.MaxInFlight at a time over the Client,
-// so that every replica works at once. A chunk that fails with UNAVAILABLE is
-// re-sent by gRPC's retry policy, normally to another replica; since an
-// episode is determined by its spec and seed, the results are the same as
-// without the failure, and each chunk's results are stored exactly once.
+// so that every replica works at once. A chunk attempt that fails with
+// UNAVAILABLE, or gets no answer within its attempt deadline (see
+// Config.AttemptTimeout), is re-sent with backoff, normally to another
+// replica, for up to Config.ReconnectTimeout; each failover is logged. Since
+// an episode is determined by its spec and seed, the results are the same as
+// without the failure, and each chunk's results are stored exactly once. A
+// chunk that finds no replica for ReconnectTimeout fails the Rollout with an
+// error wrapping ErrBridgeUnavailable.
 //
 // Any other failure fails the whole Rollout and cancels the chunks still in
 // flight. The error wraps the gRPC status (status.Code(err) works) and says
@@ -137,13 +145,113 @@ func (c *Client) Rollout(ctx context.Context, specs []EpisodeSpec) ([]EpisodeRes
 // waits for its own context's deadline to pass.
 const deadlineSettle = 200 * time.Millisecond
 
+// Backoff between the attempts of a chunk: 100ms doubling to 2s, ±20%.
+const (
+	retryBackoffBase = 100 * time.Millisecond
+	retryBackoffMax  = 2 * time.Second
+)
+
+// ErrBridgeUnavailable is wrapped by the error of a Rollout whose chunk found
+// no replica that answered for Config.ReconnectTimeout.
+var ErrBridgeUnavailable = errors.New("envclient: bridge unavailable")
+
+// attemptTimeout is the deadline of one attempt of the chunk specs[ch.lo:ch.hi].
+func (c *Client) attemptTimeout(ch chunk, specs []EpisodeSpec) time.Duration {
+	if c.cfg.AttemptTimeout > 0 {
+		return c.cfg.AttemptTimeout
+	}
+	steps := 0
+	for i := ch.lo; i < ch.hi; i++ {
+		if h := specs[i].Horizon; h > 0 {
+			steps += h
+		} else {
+			steps += defaultHorizonSteps
+		}
+	}
+	return DefaultAttemptBase + time.Duration(steps)*DefaultAttemptPerStep
+}
+
+// retryable reports whether a failed attempt may succeed on another replica
+// or later: UNAVAILABLE (a replica down, restarting, busy, or a worker that
+// died), or the attempt's own deadline (a replica stopped or hung).
+func retryable(err error, attemptCtx, chunkCtx context.Context) bool {
+	switch status.Code(err) {
+	case codes.Unavailable:
+		return true
+	case codes.DeadlineExceeded:
+		return attemptCtx.Err() != nil && chunkCtx.Err() == nil
+	}
+	return false
+}
+
+// sendChunk sends the chunk until an attempt succeeds, fails for good, or
+// attempts have failed for Config.ReconnectTimeout. Every failed attempt is
+// logged at warn level with the replica it ran on.
+func (c *Client) sendChunk(ctx context.Context, k, nChunks int, ch chunk, specs []EpisodeSpec,
+	reqs []*envbridgev1.EpisodeSpec) (*envbridgev1.RolloutResponse, error) {
+	req := &envbridgev1.RolloutRequest{Episodes: reqs[ch.lo:ch.hi]}
+	perAttempt := c.attemptTimeout(ch, specs)
+	var firstFailure time.Time
+	for attempt := 1; ; attempt++ {
+		attemptCtx, cancel := context.WithTimeout(ctx, perAttempt)
+		var p peer.Peer
+		resp, err := c.bridge.Rollout(attemptCtx, req, append(c.callOpts, grpc.Peer(&p))...)
+		cancel()
+		if err == nil {
+			if attempt > 1 {
+				c.log.Info().Int("chunk", k).Int("attempt", attempt).Str("replica", peerAddr(&p)).
+					Dur("after", time.Since(firstFailure)).Msg("rollout chunk succeeded after failover")
+			}
+			return resp, nil
+		}
+		if !retryable(err, attemptCtx, ctx) {
+			return nil, err
+		}
+		if firstFailure.IsZero() {
+			firstFailure = time.Now()
+		}
+		waited := time.Since(firstFailure)
+		if waited >= c.cfg.ReconnectTimeout {
+			c.log.Error().Err(err).Int("chunk", k).Int("attempts", attempt).Dur("waited", waited).
+				Msg("rollout chunk: no replica answered; giving up")
+			return nil, fmt.Errorf("%w: rollout chunk %d/%d: no replica answered for %s (%d attempts, ReconnectTimeout %s); last: %w",
+				ErrBridgeUnavailable, k+1, nChunks, waited.Round(time.Millisecond), attempt, c.cfg.ReconnectTimeout, err)
+		}
+		delay := min(retryBackoffBase<<min(attempt-1, 8), retryBackoffMax)
+		delay = time.Duration(float64(delay) * (0.8 + 0.4*rand.Float64()))
+		what := "failed"
+		if status.Code(err) == codes.DeadlineExceeded {
+			what = fmt.Sprintf("got no answer within its %s attempt deadline", perAttempt.Round(time.Millisecond))
+		}
+		c.log.Warn().Err(err).Int("chunk", k).Int("lo", ch.lo).Int("hi", ch.hi).Int("attempt", attempt).
+			Str("replica", peerAddr(&p)).Str("code", status.Code(err).String()).Dur("waited", waited).
+			Dur("retry_in", delay).Msgf("rollout chunk %s on a replica; re-sending it (failover)", what)
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, err
+		case <-timer.C:
+		}
+	}
+}
+
+// peerAddr is the address of the replica an attempt ran on, or "none" when
+// it found no connection.
+func peerAddr(p *peer.Peer) string {
+	if p.Addr == nil {
+		return "none"
+	}
+	return p.Addr.String()
+}
+
 // rolloutChunk runs chunk k and writes its results into results[ch.lo:ch.hi].
 func (c *Client) rolloutChunk(ctx context.Context, k, nChunks int, ch chunk, specs []EpisodeSpec,
 	reqs []*envbridgev1.EpisodeSpec, results []EpisodeResult) error {
 	rpcCtx, cancel := context.WithTimeout(ctx, c.cfg.RolloutTimeout)
 	defer cancel()
 	start := time.Now()
-	resp, err := c.bridge.Rollout(rpcCtx, &envbridgev1.RolloutRequest{Episodes: reqs[ch.lo:ch.hi]}, c.callOpts...)
+	resp, err := c.sendChunk(rpcCtx, k, nChunks, ch, specs, reqs)
 	if err != nil {
 		if status.Code(err) == codes.DeadlineExceeded {
 			// The deadline travels to the bridge, whose copy can expire a

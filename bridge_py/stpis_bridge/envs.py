@@ -8,6 +8,9 @@ module knows nothing about gRPC.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -61,16 +64,46 @@ _V1_DIFFERENCES: dict[str, str] = {
 _RESERVED_KWARGS = frozenset(
     {"disable_env_checker", "render_mode", "apply_api_compatibility", "id", "autoreset"}
 )
+# Constructor parameters a client may not set either, though their defaults are
+# plain values: files and bodies of the server (a path would let a client probe
+# the server's file system), and rendering.
+_SERVER_SIDE_KWARGS = frozenset(
+    {"xml_file", "main_body", "width", "height", "camera_id", "camera_name", "max_geom"}
+)
+# Integer-valued kwargs, with their bounds. Every other numeric kwarg is a finite
+# float (an int is accepted for it). frame_skip scales the MuJoCo steps of an
+# episode; the servicer also bounds horizon x frame_skip (--max-sim-steps).
+_INT_KWARGS: dict[str, tuple[int, int]] = {
+    "frame_skip": (1, 1000),
+    "max_episode_steps": (1, 1_000_000),
+}
+# gym.make's own kwargs that a client may set, with their default's type.
+_MAKE_KWARGS: dict[str, type] = {"max_episode_steps": int}
+# Echoed user values (ids, kwarg names, strings) are cut to this many characters.
+ECHO_LIMIT = 200
 
 GYMNASIUM_VERSION: str = gym.__version__
 MUJOCO_VERSION: str = mujoco.__version__
+
+
+def clip(value: object, limit: int = ECHO_LIMIT) -> str:
+    """Return ``repr(value)`` cut to about ``limit`` characters, saying how long it was.
+
+    Use it for every user value echoed into an error reply or a log line.
+    """
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}... ({len(value)} characters)"
+    text = repr(value)
+    if len(text) > limit:
+        return f"{text[:limit]}... ({len(text)} characters)"
+    return text
 
 
 class UnknownEnvError(LookupError):
     """The env id is neither a MuJoCo id gymnasium can make nor a paper alias."""
 
     def __init__(self, env_id: str, known: list[str]) -> None:
-        super().__init__(f"unknown env id {env_id!r}; known ids: {', '.join(known)}")
+        super().__init__(f"unknown env id {clip(env_id)}; known ids: {', '.join(known)}")
         self.env_id = env_id
         self.known = known
 
@@ -148,26 +181,86 @@ def kwargs_key(kwargs: Kwargs) -> tuple[tuple[str, tuple[str, KwargValue]], ...]
     return tuple(sorted((k, (type(v).__name__, v)) for k, v in kwargs.items()))
 
 
+@functools.cache
+def allowed_kwargs(resolved_id: str) -> dict[str, type]:
+    """Return the kwargs a client may set for ``resolved_id``: name -> bool, int or float.
+
+    They are the env constructor's parameters whose default is a bool or a number,
+    less the server-side ones (files, rendering), plus gym.make's ``max_episode_steps``.
+    """
+    out = dict(_MAKE_KWARGS)
+    entry = gym.spec(resolved_id).entry_point
+    creator: Any = entry
+    if isinstance(entry, str):
+        creator = gym.envs.registration.load_env_creator(entry)
+    try:
+        params = inspect.signature(creator).parameters.values()
+    except (TypeError, ValueError):
+        return out
+    for p in params:
+        default = p.default
+        if p.name in _SERVER_SIDE_KWARGS or p.name in _RESERVED_KWARGS:
+            continue
+        if isinstance(default, bool):
+            out[p.name] = bool
+        elif isinstance(default, int) and p.name in _INT_KWARGS:
+            out[p.name] = int
+        elif isinstance(default, int | float):
+            out[p.name] = float
+    return out
+
+
+def check_kwargs(resolved_id: str, kwargs: Kwargs) -> None:
+    """Raise ``BadKwargsError`` naming the first kwarg that is not allowed, typed or bounded.
+
+    Every kwarg must be on the env's allow-list (``allowed_kwargs``) with a value of
+    its type: bools are bools, ints are ints within their bounds, floats are finite.
+    """
+    allowed = allowed_kwargs(resolved_id)
+    for name in sorted(kwargs):
+        value = kwargs[name]
+        field = f"kwargs[{clip(name)}]"
+        if name in _RESERVED_KWARGS or name in _SERVER_SIDE_KWARGS:
+            raise BadKwargsError(f"{field}: reserved, the bridge sets it itself")
+        want = allowed.get(name)
+        if want is None:
+            names = ", ".join(sorted(allowed))
+            raise BadKwargsError(
+                f"{field}: not a kwarg the bridge accepts for {resolved_id}; accepted: {names}"
+            )
+        got = type(value).__name__
+        if want is bool:
+            if not isinstance(value, bool):
+                raise BadKwargsError(f"{field}: must be a bool, got {got} {clip(value)}")
+        elif want is int:
+            lo, hi = _INT_KWARGS[name]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise BadKwargsError(f"{field}: must be an integer, got {got} {clip(value)}")
+            if not lo <= value <= hi:
+                raise BadKwargsError(f"{field}: must be in [{lo}, {hi}], got {value}")
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            raise BadKwargsError(f"{field}: must be a number, got {got} {clip(value)}")
+        elif not math.isfinite(value):
+            raise BadKwargsError(f"{field}: must be finite, got {float(value)}")
+
+
 def make_env(resolved_id: str, kwargs: Kwargs) -> gym.Env[Any, Any]:
     """Make ``resolved_id`` with ``kwargs``; the env checker is off, the wrappers stay.
 
-    Raises ``BadKwargsError`` naming the kwarg when gymnasium rejects it.
+    Raises ``BadKwargsError`` naming the kwarg when the allow-list or gymnasium rejects it.
     """
-    for name in kwargs:
-        if name in _RESERVED_KWARGS:
-            raise BadKwargsError(f"kwargs[{name!r}]: reserved, the bridge sets it itself")
-    extra: dict[str, Any] = dict(kwargs)
+    check_kwargs(resolved_id, kwargs)
+    extra: dict[str, Any] = {
+        name: float(v) if allowed_kwargs(resolved_id)[name] is float else v
+        for name, v in kwargs.items()
+    }
     try:
         return gym.make(resolved_id, disable_env_checker=True, **extra)
-    except TypeError as exc:
-        bad = [name for name in kwargs if repr(name) in str(exc) or f"'{name}'" in str(exc)]
-        which = f"kwargs[{bad[0]!r}]" if bad else "kwargs"
-        raise BadKwargsError(f"{which}: {resolved_id} rejected it: {exc}") from exc
-    except (ValueError, AssertionError, KeyError, FileNotFoundError, OSError) as exc:
-        names = ", ".join(repr(n) for n in sorted(kwargs)) or "(none)"
+    except (TypeError, ValueError, AssertionError, KeyError, OSError) as exc:
+        names = ", ".join(sorted(kwargs)) or "(none)"
         raise BadKwargsError(
             f"kwargs: {resolved_id} could not be made with kwargs {names}: "
-            f"{type(exc).__name__}: {exc}"
+            f"{type(exc).__name__}: {clip(str(exc), 4 * ECHO_LIMIT)}"
         ) from exc
 
 

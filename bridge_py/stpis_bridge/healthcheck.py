@@ -13,9 +13,27 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 
-def check(addr: str, service: str = "", timeout: float = 3.0) -> tuple[bool, str]:
-    """Ask the grpc.health.v1 service at ``addr``; return (serving, what it said)."""
-    with grpc.insecure_channel(addr) as channel:
+def _channel(addr: str, tls_ca: str, tls_server_name: str) -> grpc.Channel:
+    if not tls_ca:
+        return grpc.insecure_channel(addr)
+    with open(tls_ca, "rb") as f:
+        creds = grpc.ssl_channel_credentials(root_certificates=f.read())
+    options = [("grpc.ssl_target_name_override", tls_server_name)] if tls_server_name else []
+    return grpc.secure_channel(addr, creds, options=options)
+
+
+def check(
+    addr: str,
+    service: str = "",
+    timeout: float = 3.0,
+    tls_ca: str = "",
+    tls_server_name: str = "",
+) -> tuple[bool, str]:
+    """Ask the grpc.health.v1 service at ``addr``; return (serving, what it said).
+
+    With ``tls_ca`` (a PEM file of the certificates to trust) it speaks TLS.
+    """
+    with _channel(addr, tls_ca, tls_server_name) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         try:
             resp = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=timeout)
@@ -31,8 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--addr", default="127.0.0.1:50051", help="HOST:PORT of the bridge")
     p.add_argument("--service", default="", help="service name; empty means the whole server")
     p.add_argument("--timeout", type=float, default=3.0, help="seconds")
+    p.add_argument("--tls-ca", default="", help="PEM certificates to trust: speak TLS")
+    p.add_argument("--tls-server-name", default="", help="name to check the certificate for")
     args = p.parse_args(argv)
-    ok, what = check(args.addr, args.service, args.timeout)
+    ok, what = check(args.addr, args.service, args.timeout, args.tls_ca, args.tls_server_name)
     print(f"{args.addr}: {what}")
     return 0 if ok else 1
 

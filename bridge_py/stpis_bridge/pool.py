@@ -12,6 +12,18 @@ A worker imports gymnasium and MuJoCo (about 0.5 s) before it reports ready, so
 no call is charged for imports; a replacement joins the pool when it is ready.
 (A forkserver would start replacements faster, but it dies on a SIGTERM sent to
 the process group and takes its children with it.)
+
+A replacement that dies before it is ready is respawned after a backoff that
+doubles; after ``respawn_attempts`` such deaths in a row the pool is broken: it
+fails every call, and the server exits so that its supervisor restarts it.
+``serving`` is false once the pool is broken, and while no worker is ready and
+replacements keep dying before they are ready.
+
+A watchdog on the dispatcher thread kills (and replaces) a worker whose episode
+ran longer than ``max_episode_seconds`` (the call fails with
+``EpisodeBudgetError``) or whose CPU time has not moved for ``stall_seconds``
+(stopped or hung: ``WorkerCrashedError``, a retry will do). A cancelled call's
+running episodes are aborted the same way: their workers are killed and replaced.
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.context import BaseContext
 from typing import Any
 
@@ -37,6 +49,14 @@ _LOG = logging.getLogger(__name__)
 
 _START_TIMEOUT_S = 120.0
 _JOIN_TIMEOUT_S = 5.0
+DEFAULT_MAX_EPISODE_SECONDS = 300.0
+DEFAULT_STALL_SECONDS = 10.0
+DEFAULT_RESPAWN_ATTEMPTS = 5
+_RESPAWN_BACKOFF_S = 0.5
+_RESPAWN_BACKOFF_MAX_S = 8.0
+# How often the dispatcher wakes to run the watchdog while a worker is busy.
+_WATCH_PERIOD_S = 0.25
+_CANCELLED = "its call was cancelled"
 
 
 class PoolError(RuntimeError):
@@ -57,6 +77,25 @@ class PoolClosedError(PoolError):
 
 class BatchCancelledError(PoolError):
     """The batch was cancelled by its caller."""
+
+
+class EpisodeBudgetError(PoolError):
+    """An episode ran past ``max_episode_seconds``; its worker was replaced."""
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """Return the CPU time (user + system) of ``pid`` from /proc, or None off Linux."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    # Fields after the command name, which is in parentheses and may hold spaces.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    try:
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (IndexError, ValueError):
+        return None
 
 
 def _context() -> BaseContext:
@@ -110,7 +149,7 @@ class BatchHandle:
         return [r for r in self._batch.results if r is not None]
 
     def cancel(self) -> None:
-        """Drop the tasks not yet started; running ones finish and are discarded."""
+        """Drop the tasks not yet started; abort the running ones (their workers are replaced)."""
         self._pool._cancel(self._batch)
 
 
@@ -122,6 +161,12 @@ class _Worker:
     ready: bool = False
     dead: bool = False
     current: tuple[_Batch, int] | None = None
+    # When the current task was sent; the worker's CPU time, and when it last moved.
+    started: float = 0.0
+    cpu: float | None = None
+    cpu_moved: float = 0.0
+    # Why the pool killed this worker, if it did.
+    killed_for: str = ""
 
     @property
     def pid(self) -> int:
@@ -131,10 +176,26 @@ class _Worker:
 class WorkerPool:
     """N worker processes; ``submit`` a batch of tasks, ``close`` when done."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(
+        self,
+        size: int,
+        *,
+        max_episode_seconds: float = DEFAULT_MAX_EPISODE_SECONDS,
+        stall_seconds: float = DEFAULT_STALL_SECONDS,
+        respawn_attempts: int = DEFAULT_RESPAWN_ATTEMPTS,
+        on_serving: Callable[[bool], None] | None = None,
+    ) -> None:
         if size < 1:
             raise ValueError(f"pool size must be at least 1, got {size}")
         self._size = size
+        self._max_episode_s = max_episode_seconds
+        self._stall_s = stall_seconds
+        self._respawn_attempts = respawn_attempts
+        self._on_serving = on_serving
+        self._serving: bool | None = None
+        # Worker index -> deaths before ready in a row; -> when to respawn it.
+        self._failures: dict[int, int] = {}
+        self._respawn_at: dict[int, float] = {}
         self._ctx = _context()
         self._lock = threading.Lock()
         self._changed = threading.Condition(self._lock)
@@ -153,6 +214,53 @@ class WorkerPool:
         """Return the number of worker processes the pool keeps."""
         return self._size
 
+    @property
+    def broken(self) -> str | None:
+        """Return why the pool gave up on its workers, or None while it has not."""
+        with self._lock:
+            return self._broken
+
+    @property
+    def serving(self) -> bool:
+        """Return whether the pool can run tasks now or soon.
+
+        False once it is broken or closing, and while no worker is ready and a
+        replacement died before it was ready (it is respawning after a backoff).
+        A routine replacement (of a ready worker that died) keeps it serving: the
+        queued tasks run once the replacement is ready, in about a second.
+        """
+        with self._lock:
+            return self._serving_locked()
+
+    def _serving_locked(self) -> bool:
+        if self._broken is not None or self._closing:
+            return False
+        if any(w.ready and not w.dead and not w.killed_for for w in self._workers):
+            return True
+        return not self._failures
+
+    def _publish(self) -> None:
+        """Tell ``on_serving`` when ``serving`` changed; not under the lock."""
+        with self._lock:
+            serving = self._serving_locked()
+            if serving == self._serving:
+                return
+            first = self._serving is None
+            self._serving = serving
+        if first and not serving:
+            return  # Still starting: the server is not serving yet either.
+        if serving:
+            _LOG.info("worker pool serving")
+        elif self._closing:
+            _LOG.info("worker pool not serving: closing")
+        else:
+            _LOG.warning(
+                "worker pool not serving: %s",
+                self._broken or "no worker is ready and replacements die before they are ready",
+            )
+        if self._on_serving is not None:
+            self._on_serving(serving)
+
     def start(self) -> None:
         """Start the workers and wait until every one has imported gymnasium and MuJoCo."""
         with self._lock:
@@ -161,6 +269,7 @@ class WorkerPool:
         self._thread.start()
         self.wait_ready(_START_TIMEOUT_S)
         _LOG.info("worker pool ready: %d workers, pids %s", self._size, self.worker_pids())
+        self._publish()
 
     def wait_ready(self, timeout: float) -> None:
         """Wait until every worker (replacements included) is ready to take tasks."""
@@ -263,6 +372,18 @@ class WorkerPool:
             except ValueError:
                 pass
             batch.finish(BatchCancelledError(f"batch {batch.batch_id} cancelled"))
+            for w in self._workers:
+                if w.current is not None and w.current[0] is batch and not w.dead:
+                    w.current = None
+                    self._kill(w, _CANCELLED)
+
+    def _kill(self, w: _Worker, why: str) -> None:
+        """SIGKILL a worker (it may be stopped or deep in MuJoCo); it is replaced on death."""
+        w.killed_for = why
+        try:
+            os.kill(w.pid, signal.SIGKILL)
+        except OSError:
+            pass  # Already gone; its sentinel fires anyway.
 
     def _next_task(self) -> tuple[_Batch, int] | None:
         while self._queue:
@@ -282,12 +403,14 @@ class WorkerPool:
     def _assign(self) -> list[tuple[_Worker, int, EpisodeTask]]:
         sends = []
         for w in self._workers:
-            if not w.ready or w.current is not None:
+            if not w.ready or w.dead or w.killed_for or w.current is not None:
                 continue
             picked = self._next_task()
             if picked is None:
                 break
             w.current = picked
+            w.started = time.monotonic()
+            w.cpu, w.cpu_moved = _cpu_seconds(w.pid), w.started
             batch, i = picked
             sends.append((w, i, batch.tasks[i]))
         return sends
@@ -310,6 +433,11 @@ class WorkerPool:
                     return
                 sends = self._assign()
                 workers = [w for w in self._workers if not w.dead]
+                busy = any(w.current is not None for w in workers)
+                timeout = _WATCH_PERIOD_S if busy else None
+                if self._respawn_at:
+                    due = min(self._respawn_at.values()) - time.monotonic()
+                    timeout = max(0.0, min(due, timeout if timeout is not None else due))
             for w, i, task in sends:
                 try:
                     w.conn.send((i, task))
@@ -318,7 +446,7 @@ class WorkerPool:
             by_conn: dict[Any, _Worker] = {w.conn: w for w in workers}
             by_sentinel: dict[Any, _Worker] = {w.process.sentinel: w for w in workers}
             waitables: list[Any] = [self._wake_r, *by_conn, *by_sentinel]
-            ready = multiprocessing.connection.wait(waitables)
+            ready = multiprocessing.connection.wait(waitables, timeout)
             if self._wake_r in ready:
                 os.read(self._wake_r, 4096)
             dead: list[_Worker] = []
@@ -338,16 +466,90 @@ class WorkerPool:
                     dead.append(gone)
             for w in dead:
                 self._on_death(w)
+            with self._lock:
+                self._watch()
+                self._respawn_due()
+            self._publish()
+
+    def _watch(self) -> None:
+        """Kill workers whose episode ran too long or whose CPU time stands still."""
+        now = time.monotonic()
+        for w in self._workers:
+            if w.current is None or w.dead or w.killed_for:
+                continue
+            i = w.current[1]
+            if now - w.started > self._max_episode_s:
+                self._abort(
+                    w,
+                    "its episode ran too long",
+                    EpisodeBudgetError(
+                        f"episodes[{i}] ran for more than --max-episode-seconds="
+                        f"{self._max_episode_s:g}; it was aborted and its worker replaced"
+                    ),
+                )
+                continue
+            cpu = _cpu_seconds(w.pid)
+            if cpu is None:
+                continue
+            if cpu != w.cpu:
+                w.cpu, w.cpu_moved = cpu, now
+            elif now - w.cpu_moved > self._stall_s:
+                self._abort(
+                    w,
+                    "it made no progress",
+                    WorkerCrashedError(
+                        f"worker {w.index} (pid {w.pid}) made no progress for "
+                        f"{now - w.cpu_moved:.1f}s (stopped or hung) while running "
+                        f"episodes[{i}] of this call; the pool has replaced the worker, "
+                        "retry the call"
+                    ),
+                )
+
+    def _abort(self, w: _Worker, why: str, error: PoolError) -> None:
+        """Kill a busy worker and fail the batch whose task it held with ``error``."""
+        assert w.current is not None
+        batch = w.current[0]
+        w.current = None
+        self._kill(w, why)
+        if not batch.done.is_set():
+            self._drop(batch)
+            batch.finish(error)
+
+    def _respawn_due(self) -> None:
+        now = time.monotonic()
+        for index, when in list(self._respawn_at.items()):
+            if when > now or self._closing or self._broken is not None:
+                continue
+            del self._respawn_at[index]
+            self._replace(index)
+
+    def _replace(self, index: int) -> None:
+        """Spawn a worker in slot ``index``; the pool is broken if that fails."""
+        try:
+            self._workers[index] = self._spawn(index)
+        except Exception as exc:  # noqa: BLE001
+            self._break(f"could not replace worker {index}: {exc}")
+            return
+        self.replacements += 1
+
+    def _break(self, why: str) -> None:
+        self._broken = f"{why}; the worker pool is broken"
+        _LOG.error("%s", self._broken)
+        self._fail_all(PoolError(self._broken))
+        self._changed.notify_all()
 
     def _on_message(self, w: _Worker, msg: Any) -> None:
         with self._lock:
             if msg[0] == READY:
                 w.ready = True
+                self._failures.pop(w.index, None)
                 self._changed.notify_all()
                 return
             task_index, ok, payload = msg
             current = w.current
             w.current = None
+            if w.killed_for:
+                return  # Sent just before the pool killed it; its call has ended.
             if current is None or current[1] != task_index:
                 _LOG.error("worker %d sent an unexpected result for task %s", w.index, task_index)
                 return
@@ -386,24 +588,40 @@ class WorkerPool:
                             "of this call; the pool has replaced the worker, retry the call"
                         )
                     )
-            if self._closing:
+            if self._closing or self._broken is not None:
                 return
-            if not w.ready:
-                # It died before importing gymnasium and MuJoCo: respawning would loop.
-                self._broken = f"worker {w.index} (pid {w.pid}) {how} before it was ready"
-                _LOG.error("%s; the pool is broken", self._broken)
-                self._fail_all(PoolError(self._broken))
-                self._changed.notify_all()
+            if w.killed_for:
+                # A cancelled call is routine; a stalled or overlong episode is not.
+                level = logging.INFO if w.killed_for == _CANCELLED else logging.WARNING
+                _LOG.log(
+                    level,
+                    "worker %d (pid %d) killed: %s; replacing it",
+                    w.index,
+                    w.pid,
+                    w.killed_for,
+                )
+                self._replace(w.index)
                 return
-            _LOG.warning("worker %d (pid %d) %s; replacing it", w.index, w.pid, how)
-            try:
-                self._workers[w.index] = self._spawn(w.index)
-            except Exception as exc:  # noqa: BLE001
-                self._broken = f"could not replace worker {w.index}: {exc}"
-                _LOG.error("%s; the pool is broken", self._broken)
-                self._fail_all(PoolError(self._broken))
+            if w.ready:
+                _LOG.warning("worker %d (pid %d) %s; replacing it", w.index, w.pid, how)
+                self._replace(w.index)
                 return
-            self.replacements += 1
+            # It died before it was ready: respawn after a backoff, up to a cap.
+            failures = self._failures.get(w.index, 0) + 1
+            self._failures[w.index] = failures
+            what = f"worker {w.index} (pid {w.pid}) {how} before it was ready"
+            if failures > self._respawn_attempts:
+                self._break(f"{what}, {failures} times in a row")
+                return
+            delay = min(_RESPAWN_BACKOFF_S * 2 ** (failures - 1), _RESPAWN_BACKOFF_MAX_S)
+            _LOG.warning(
+                "%s (%d of %d); respawning it in %.1fs",
+                what,
+                failures,
+                self._respawn_attempts,
+                delay,
+            )
+            self._respawn_at[w.index] = time.monotonic() + delay
 
     def _drop(self, batch: _Batch) -> None:
         try:

@@ -102,9 +102,11 @@ def run_episode(
     """Run one episode of at most ``horizon`` steps and return its outcome.
 
     The episode stops at ``horizon`` steps (reported as truncated), when the env
-    terminates or truncates, or at the first non-finite reward or observation: then
-    ``non_finite`` is set, the non-finite reward is not added, and the non-finite
-    observation is not recorded.
+    terminates or truncates, or at the first non-finite action (``W · obs + b``,
+    before clipping: MuJoCo would silently zero a NaN), reward or observation: then
+    ``non_finite`` is set, the non-finite action is not sent, the non-finite reward
+    is not added, and the non-finite observation is not recorded. A shifted return
+    that overflows (``shift`` times ``length`` too large) is flagged too.
     """
     w, b = policy.folded()
     low = np.asarray(action_low, dtype=np.float64)
@@ -141,6 +143,9 @@ def run_episode(
         action = matvec(obs)
         if has_b:
             action += b
+        if not _finite(action):
+            detail = f"{_non_finite_what('action', action)} at step {length} (W · obs + b)"
+            break
         maximum(action, low, out=action)
         minimum(action, high, out=action)
         obs_raw, reward, terminated, truncated, _ = step(action)
@@ -161,6 +166,9 @@ def run_episode(
     else:
         if not detail and length >= horizon and not terminated:
             truncated = True
+    shifted = total - shift * length
+    if not detail and not isfinite(shifted):
+        detail = f"shifted return {shifted} (return {total:g} - shift {shift:g} x {length} steps)"
 
     terminated = bool(terminated)
     truncated = bool(truncated)
@@ -173,7 +181,7 @@ def run_episode(
         m2 = np.zeros(obs_dim, dtype=np.float64)
     return EpisodeOutcome(
         total_return=total,
-        shifted_return=total - shift * length,
+        shifted_return=shifted,
         length=length,
         terminated=terminated,
         truncated=truncated,

@@ -3,6 +3,12 @@
 The ready contract: once the port is bound and every worker is ready, ``main``
 prints exactly one line ``LISTENING <host>:<port>`` to stdout and flushes it.
 Logging goes to stderr.
+
+Health follows the pool: NOT_SERVING while no worker is ready (respawning), and
+``main`` exits with status 1 once the pool is broken, so that a supervisor
+restarts the bridge. Health is answered within milliseconds under any load: the
+bridge's other calls may hold at most ``--max-concurrent-calls`` of the handler
+threads, and calls beyond that fail at once with UNAVAILABLE.
 """
 
 from __future__ import annotations
@@ -16,20 +22,29 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from types import FrameType
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
-from stpis_bridge.pool import WorkerPool
+from stpis_bridge.envs import clip
+from stpis_bridge.pool import (
+    DEFAULT_MAX_EPISODE_SECONDS,
+    DEFAULT_RESPAWN_ATTEMPTS,
+    DEFAULT_STALL_SECONDS,
+    WorkerPool,
+)
 from stpis_bridge.servicer import (
+    DEFAULT_MAX_ABS_SHIFT,
     DEFAULT_MAX_EPISODES_PER_CALL,
     DEFAULT_MAX_HORIZON,
     DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_MAX_SIM_STEPS,
     DEFAULT_MAX_WEIGHTS,
     SERVICE_NAME,
     EnvBridgeServicer,
@@ -39,10 +54,17 @@ from stpis_bridge.servicer import (
 _LOG = logging.getLogger(__name__)
 
 DEFAULT_LISTEN = "127.0.0.1:50051"
+_NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
+_MIN_PING_INTERVAL_MS = 5000
 DEFAULT_GRACE_SECONDS = 10.0
 _LOG_LEVELS = ("debug", "info", "warning", "error")
-# gRPC handler threads: each Rollout call blocks one while the pool runs its episodes.
-_MIN_RPC_THREADS = 16
+# Calls other than health that may run at once: each Rollout call blocks a
+# handler thread while the pool runs its episodes.
+DEFAULT_MAX_CONCURRENT_CALLS = 64
+# Handler threads kept free of those calls, for health checks and reflection.
+_RESERVED_RPC_THREADS = 8
+# Methods that never wait on the pool, and so skip the admission limit.
+_UNLIMITED_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 # How often the main thread wakes to run signal handlers (see main).
 _SIGNAL_POLL_S = 0.2
 
@@ -56,6 +78,16 @@ class ServerConfig:
     limits: Limits = dataclasses.field(default_factory=Limits)
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     grace_seconds: float = DEFAULT_GRACE_SECONDS
+    max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS
+    max_episode_seconds: float = DEFAULT_MAX_EPISODE_SECONDS
+    stall_seconds: float = DEFAULT_STALL_SECONDS
+    respawn_attempts: int = DEFAULT_RESPAWN_ATTEMPTS
+    reflection: bool = True
+    # main() stops the bridge when its parent process dies.
+    exit_with_parent: bool = False
+    # PEM files of the server's certificate (chain) and key: TLS when both are set.
+    tls_cert: str = ""
+    tls_key: str = ""
 
     def validate(self) -> None:
         """Raise ValueError naming the flag of the first bad setting."""
@@ -70,6 +102,23 @@ class ServerConfig:
             )
         if self.grace_seconds < 0:
             raise ValueError(f"--grace-seconds must be >= 0, got {self.grace_seconds}")
+        if self.max_concurrent_calls < 1:
+            raise ValueError(
+                f"--max-concurrent-calls must be at least 1, got {self.max_concurrent_calls}"
+            )
+        for flag, value in (
+            ("--max-episode-seconds", self.max_episode_seconds),
+            ("--stall-seconds", self.stall_seconds),
+        ):
+            if not 0.1 <= value < float("inf"):
+                raise ValueError(f"{flag} must be at least 0.1 and finite, got {value}")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ValueError("--tls-cert and --tls-key go together: give both or neither")
+        for flag, path in (("--tls-cert", self.tls_cert), ("--tls-key", self.tls_key)):
+            if path and not os.access(path, os.R_OK):
+                raise ValueError(f"{flag} {path!r}: not a readable file")
+        if self.respawn_attempts < 0:
+            raise ValueError(f"--respawn-attempts must be >= 0, got {self.respawn_attempts}")
         self.limits.validate()
 
 
@@ -117,6 +166,72 @@ class RunningServer:
         _LOG.info("stopped")
 
 
+class _Undecodable:
+    """A request whose bytes are not the method's message: the parser's complaint."""
+
+    def __init__(self, error: str) -> None:
+        self.error = error
+
+
+def _tolerant(parse: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    # gRPC answers a request that fails to parse with INTERNAL; this lets the
+    # handler answer INVALID_ARGUMENT instead.
+    def tolerant(data: bytes) -> Any:
+        try:
+            return parse(data)
+        except Exception as exc:  # noqa: BLE001  (DecodeError, or a str that is not UTF-8)
+            return _Undecodable(f"{type(exc).__name__}: {exc}")
+
+    return tolerant
+
+
+class _AdmissionInterceptor(grpc.ServerInterceptor):  # type: ignore[misc]
+    """Fails calls beyond ``limit`` at once with UNAVAILABLE, except health and reflection.
+
+    The server's thread pool has ``limit`` + ``_RESERVED_RPC_THREADS`` threads, so a
+    health check always finds a free one, however many Rollout calls wait on the pool.
+    A request that is not a valid message gets INVALID_ARGUMENT (gRPC says INTERNAL).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._slots = threading.BoundedSemaphore(limit)
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Any],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Any:
+        handler = continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or handler.unary_unary is None or method.startswith(_UNLIMITED_PREFIXES):
+            return handler
+        inner = handler.unary_unary
+
+        def admitted(request: Any, context: grpc.ServicerContext) -> Any:
+            if isinstance(request, _Undecodable):
+                context.abort(
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    f"request: not a valid message for {method}: {clip(request.error)}",
+                )
+            if not self._slots.acquire(blocking=False):
+                context.abort(
+                    grpc.StatusCode.UNAVAILABLE,
+                    f"bridge busy: {self._limit} calls in progress "
+                    f"(--max-concurrent-calls={self._limit}); retry later",
+                )
+            try:
+                return inner(request, context)
+            finally:
+                self._slots.release()
+
+        return grpc.unary_unary_rpc_method_handler(
+            admitted,
+            request_deserializer=_tolerant(handler.request_deserializer),
+            response_serializer=handler.response_serializer,
+        )
+
+
 def _split_host(listen: str) -> str:
     # IPv6 hosts keep their brackets, so that host:port stays unambiguous.
     return listen.rpartition(":")[0]
@@ -125,45 +240,70 @@ def _split_host(listen: str) -> str:
 def serve(config: ServerConfig) -> RunningServer:
     """Start the pool, then the gRPC server with health and reflection; return it running."""
     config.validate()
-    pool = WorkerPool(config.workers)
+    health_servicer = health.HealthServicer()
+
+    def on_serving(serving: bool) -> None:
+        status = health_pb2.HealthCheckResponse.SERVING if serving else _NOT_SERVING
+        for service in ("", SERVICE_NAME):
+            health_servicer.set(service, status)
+
+    pool = WorkerPool(
+        config.workers,
+        max_episode_seconds=config.max_episode_seconds,
+        stall_seconds=config.stall_seconds,
+        respawn_attempts=config.respawn_attempts,
+        on_serving=on_serving,
+    )
     pool.start()
     try:
         options = [
             ("grpc.max_receive_message_length", config.max_message_bytes),
             ("grpc.max_send_message_length", config.max_message_bytes),
             ("grpc.so_reuseport", 0),
+            # Let clients ping every 5 s (the default minimum is 5 min), so that a
+            # client's keepalive finds a stopped bridge in seconds.
+            ("grpc.http2.min_recv_ping_interval_without_data_ms", _MIN_PING_INTERVAL_MS),
+            ("grpc.http2.min_ping_interval_without_data_ms", _MIN_PING_INTERVAL_MS),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_ping_strikes", 0),
         ]
-        threads = max(_MIN_RPC_THREADS, 4 * config.workers)
+        threads = config.max_concurrent_calls + _RESERVED_RPC_THREADS
         server = grpc.server(
             futures.ThreadPoolExecutor(max_workers=threads, thread_name_prefix="rpc"),
+            interceptors=[_AdmissionInterceptor(config.max_concurrent_calls)],
             options=options,
         )
         envbridge_pb2_grpc.add_EnvBridgeServiceServicer_to_server(
             EnvBridgeServicer(pool, config.limits), server
         )
-        health_servicer = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-        names = (
-            SERVICE_NAME,
-            health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
-            reflection.SERVICE_NAME,
-        )
-        reflection.enable_server_reflection(names, server)
-        port = server.add_insecure_port(config.listen)
+        if config.reflection:
+            names = (
+                SERVICE_NAME,
+                health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+                reflection.SERVICE_NAME,
+            )
+            reflection.enable_server_reflection(names, server)
+        if config.tls_cert:
+            with open(config.tls_key, "rb") as k, open(config.tls_cert, "rb") as c:
+                creds = grpc.ssl_server_credentials([(k.read(), c.read())])
+            port = server.add_secure_port(config.listen, creds)
+        else:
+            port = server.add_insecure_port(config.listen)
         if port == 0:
             raise OSError(f"could not bind {config.listen}")
         server.start()
-        for service in ("", SERVICE_NAME):
-            health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
+        on_serving(pool.serving)
     except BaseException:
         pool.close()
         raise
     host = _split_host(config.listen)
     _LOG.info(
-        "serving %s on %s:%d with %d workers (pids %s)",
+        "serving %s on %s:%d (%s) with %d workers (pids %s)",
         SERVICE_NAME,
         host,
         port,
+        "TLS" if config.tls_cert else "plaintext",
         config.workers,
         pool.worker_pids(),
     )
@@ -185,7 +325,51 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--max-weights", type=int, default=DEFAULT_MAX_WEIGHTS, help="max W entries per policy"
     )
+    p.add_argument(
+        "--max-sim-steps",
+        type=int,
+        default=DEFAULT_MAX_SIM_STEPS,
+        help="max MuJoCo steps per episode: horizon x frame_skip",
+    )
+    p.add_argument("--max-abs-shift", type=float, default=DEFAULT_MAX_ABS_SHIFT, help="max |shift|")
+    p.add_argument(
+        "--max-episode-seconds",
+        type=float,
+        default=DEFAULT_MAX_EPISODE_SECONDS,
+        help="an episode running longer is aborted and its worker replaced",
+    )
+    p.add_argument(
+        "--stall-seconds",
+        type=float,
+        default=DEFAULT_STALL_SECONDS,
+        help="a busy worker whose CPU time stands still this long is replaced",
+    )
+    p.add_argument(
+        "--respawn-attempts",
+        type=int,
+        default=DEFAULT_RESPAWN_ATTEMPTS,
+        help="a worker dying before it is ready this many times in a row ends the bridge",
+    )
+    p.add_argument(
+        "--max-concurrent-calls",
+        type=int,
+        default=DEFAULT_MAX_CONCURRENT_CALLS,
+        help="calls (other than health) at once; more fail with UNAVAILABLE",
+    )
     p.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
+    p.add_argument(
+        "--no-reflection",
+        dest="reflection",
+        action="store_false",
+        help="do not serve gRPC reflection (grpcurl then needs the .proto)",
+    )
+    p.add_argument("--tls-cert", default="", help="PEM certificate (chain): serve TLS")
+    p.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
+    p.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="stop when the parent process dies (for a bridge a trainer started)",
+    )
     p.add_argument(
         "--grace-seconds",
         type=float,
@@ -207,9 +391,19 @@ def parse_config(argv: Sequence[str]) -> tuple[ServerConfig, str]:
             max_episodes_per_call=args.max_episodes_per_call,
             max_horizon=args.max_horizon,
             max_weights=args.max_weights,
+            max_sim_steps=args.max_sim_steps,
+            max_abs_shift=args.max_abs_shift,
         ),
         max_message_bytes=args.max_message_bytes,
         grace_seconds=args.grace_seconds,
+        max_concurrent_calls=args.max_concurrent_calls,
+        max_episode_seconds=args.max_episode_seconds,
+        stall_seconds=args.stall_seconds,
+        respawn_attempts=args.respawn_attempts,
+        reflection=args.reflection,
+        exit_with_parent=args.exit_with_parent,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
     )
     try:
         config.validate()
@@ -221,6 +415,7 @@ def parse_config(argv: Sequence[str]) -> tuple[ServerConfig, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the server until SIGTERM or SIGINT; return the exit status."""
     config, level = parse_config(sys.argv[1:] if argv is None else argv)
+    parent = os.getppid()
     logging.basicConfig(
         level=level.upper(),
         stream=sys.stderr,
@@ -250,8 +445,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The kernel may deliver SIGTERM to any thread (a gRPC or pool thread, say).
     # CPython then runs the handler only once the main thread executes bytecode
     # again, so the main thread must not block for long: it polls.
+    # It also watches the pool, and the parent process when asked to.
     while not received:
         time.sleep(_SIGNAL_POLL_S)
+        broken = running.pool.broken
+        if broken is not None:
+            _LOG.error("exiting: %s", broken)
+            running.stop(0)
+            return 1
+        if config.exit_with_parent and os.getppid() != parent:
+            _LOG.warning("exiting: parent process %d died (--exit-with-parent)", parent)
+            running.stop(0)
+            return 1
     running.stop()
     return 0
 

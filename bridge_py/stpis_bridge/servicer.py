@@ -7,6 +7,7 @@ with a precise status and a message naming the field and the episode index.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 import threading
@@ -21,6 +22,7 @@ from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
 from stpis_bridge import envs
 from stpis_bridge.pool import (
     BatchCancelledError,
+    EpisodeBudgetError,
     PoolClosedError,
     PoolError,
     TaskFailedError,
@@ -38,6 +40,15 @@ DEFAULT_MAX_EPISODES_PER_CALL = 4096
 DEFAULT_MAX_HORIZON = 10_000
 DEFAULT_MAX_WEIGHTS = 1_000_000
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# MuJoCo steps per episode (horizon x frame_skip): 10,000 steps at frame_skip 20.
+DEFAULT_MAX_SIM_STEPS = 200_000
+# |shift| above this is no alive bonus (the paper's are 1 and 5): shift x length
+# would swamp the return, or overflow it.
+DEFAULT_MAX_ABS_SHIFT = 1e6
+# Env descriptions kept, least recently used dropped first.
+DESCRIPTION_CACHE_SIZE = 256
+# Error replies are cut to this many characters (log lines too).
+_MAX_MESSAGE_CHARS = 4096
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,13 +58,18 @@ class Limits:
     max_episodes_per_call: int = DEFAULT_MAX_EPISODES_PER_CALL
     max_horizon: int = DEFAULT_MAX_HORIZON
     max_weights: int = DEFAULT_MAX_WEIGHTS
+    max_sim_steps: int = DEFAULT_MAX_SIM_STEPS
+    max_abs_shift: float = DEFAULT_MAX_ABS_SHIFT
 
     def validate(self) -> None:
         """Raise ValueError when a limit is not positive."""
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
-            if not isinstance(value, int) or value < 1:
-                flag = "--" + field.name.replace("_", "-")
+            flag = "--" + field.name.replace("_", "-")
+            if field.type == "float":
+                if not isinstance(value, int | float) or not 0 < value < float("inf"):
+                    raise ValueError(f"{flag} must be a positive finite number, got {value!r}")
+            elif not isinstance(value, int) or value < 1:
                 raise ValueError(f"{flag} must be a positive integer, got {value!r}")
 
 
@@ -74,7 +90,9 @@ def _kwargs(
         value = kwargs[name]
         kind = value.WhichOneof("kind")
         if kind is None:
-            raise _Invalid(grpc.StatusCode.INVALID_ARGUMENT, f"{field}[{name!r}]: no value is set")
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT, f"{field}[{envs.clip(name)}]: no value is set"
+            )
         out[name] = getattr(value, kind)
     return out
 
@@ -103,7 +121,9 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         limits.validate()
         self._pool = pool
         self._limits = limits
-        self._descriptions: dict[tuple[str, object], envs.EnvDescription] = {}
+        self._descriptions: collections.OrderedDict[tuple[str, object], envs.EnvDescription] = (
+            collections.OrderedDict()
+        )
         self._lock = threading.Lock()
 
     # Env descriptions are made once per (id, kwargs) in the server process and cached.
@@ -114,6 +134,8 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         key = (env_id, envs.kwargs_key(kwargs))
         with self._lock:
             hit = self._descriptions.get(key)
+            if hit is not None:
+                self._descriptions.move_to_end(key)
         if hit is not None:
             return hit
         try:
@@ -124,6 +146,9 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             raise _Invalid(grpc.StatusCode.INVALID_ARGUMENT, f"{field}{exc}") from exc
         with self._lock:
             self._descriptions[key] = desc
+            # Bounded: a client could send endless distinct kwargs.
+            while len(self._descriptions) > DESCRIPTION_CACHE_SIZE:
+                self._descriptions.popitem(last=False)
         return desc
 
     def Describe(  # noqa: N802  (gRPC method name)
@@ -168,15 +193,28 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         lim = self._limits
 
         horizon = spec.horizon or d.max_episode_steps or lim.max_horizon
+        what = "horizon" if spec.horizon else "horizon (0: the env's max_episode_steps)"
         if horizon > lim.max_horizon:
-            what = "horizon" if spec.horizon else "horizon (0: the env's max_episode_steps)"
             raise _Invalid(
                 grpc.StatusCode.INVALID_ARGUMENT,
                 f"{field}.{what}: {horizon} exceeds the limit --max-horizon={lim.max_horizon}",
             )
+        sim_steps = horizon * max(d.frame_skip, 1)
+        if sim_steps > lim.max_sim_steps:
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{field}.{what} x kwargs['frame_skip']: {horizon} x {d.frame_skip} = "
+                f"{sim_steps} MuJoCo steps exceed the limit --max-sim-steps={lim.max_sim_steps}",
+            )
         if not np.isfinite(spec.shift):
             raise _Invalid(
                 grpc.StatusCode.INVALID_ARGUMENT, f"{field}.shift: {spec.shift!r} is not finite"
+            )
+        if abs(spec.shift) > lim.max_abs_shift:
+            raise _Invalid(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                f"{field}.shift: {spec.shift:g} exceeds the limit --max-abs-shift="
+                f"{lim.max_abs_shift:g} in magnitude",
             )
 
         p = spec.policy
@@ -208,7 +246,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         if negative.size:
             j = int(negative[0])
             raise _Invalid(
-                grpc.StatusCode.INVALID_ARGUMENT, f"{pf}.obs_std[{j}]: negative ({std[j]!r})"
+                grpc.StatusCode.INVALID_ARGUMENT, f"{pf}.obs_std[{j}]: negative ({float(std[j])!r})"
             )
         bias = None
         if len(p.bias):
@@ -256,12 +294,17 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         except (PoolClosedError, BatchCancelledError) as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        except EpisodeBudgetError as exc:
+            _LOG.warning("Rollout of %d episodes failed: %s", n, exc)
+            context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
         except TaskFailedError as exc:
             _LOG.error("Rollout of %d episodes failed: %s", n, exc)
-            context.abort(grpc.StatusCode.INTERNAL, str(exc))
+            context.abort(grpc.StatusCode.INTERNAL, _cut(str(exc)))
         except PoolError as exc:
+            # The pool is restarting workers or broken (then the server exits and
+            # its supervisor restarts it): another replica, or a retry, can serve.
             _LOG.error("Rollout of %d episodes failed: %s", n, exc)
-            context.abort(grpc.StatusCode.INTERNAL, str(exc))
+            context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         _LOG.debug("Rollout: %d episodes done in %.3fs", n, time.monotonic() - start)
         return envbridge_pb2.RolloutResponse(results=[_result(o) for o in outcomes])
 
@@ -281,7 +324,14 @@ def _result(o: EpisodeOutcome) -> envbridge_pb2.EpisodeResult:
     )
 
 
+def _cut(message: str) -> str:
+    if len(message) <= _MAX_MESSAGE_CHARS:
+        return message
+    return f"{message[:_MAX_MESSAGE_CHARS]}... ({len(message)} characters)"
+
+
 def _abort(context: grpc.ServicerContext, exc: _Invalid) -> NoReturn:
-    _LOG.info("rejected request: %s: %s", exc.code.name, exc.message)
-    context.abort(exc.code, exc.message)
+    message = _cut(exc.message)
+    _LOG.info("rejected request: %s: %s", exc.code.name, message)
+    context.abort(exc.code, message)
     raise AssertionError("unreachable")  # context.abort raises

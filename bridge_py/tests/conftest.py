@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
 import grpc
 import numpy as np
@@ -74,16 +75,14 @@ def hopper_spec(
     )
 
 
+def start_server(**config: Any) -> RunningServer:
+    """Serve ``ServerConfig(**config)`` on a free port, with 2 workers unless told."""
+    return serve(ServerConfig(**{"listen": "127.0.0.1:0", "workers": 2, **config}))
+
+
 @pytest.fixture(scope="session")
 def server() -> Iterator[RunningServer]:
-    running = serve(
-        ServerConfig(
-            listen="127.0.0.1:0",
-            workers=2,
-            limits=TEST_LIMITS,
-            max_message_bytes=TEST_MAX_MESSAGE_BYTES,
-        )
-    )
+    running = start_server(limits=TEST_LIMITS, max_message_bytes=TEST_MAX_MESSAGE_BYTES)
     yield running
     running.stop(5)
 

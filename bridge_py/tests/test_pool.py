@@ -32,8 +32,8 @@ def test_concurrent_batches_share_one_worker_round_robin():
         done: dict[str, float] = {}
 
         def run(tag: str, n: int) -> None:
-            out = pool.run([_task(i, 100) for i in range(n)], tag=tag)
-            assert [o.length for o in out] == [100] * n
+            out = pool.run([_task(i, 1000) for i in range(n)], tag=tag)
+            assert [o.length for o in out] == [1000] * n
             done[tag] = time.monotonic()
 
         a = threading.Thread(target=run, args=("A", 8))

@@ -20,7 +20,7 @@ from grpc_reflection.v1alpha.proto_reflection_descriptor_database import (
 from envbridge.v1 import envbridge_pb2 as pb
 from envbridge.v1 import envbridge_pb2_grpc as pbg
 from stpis_bridge import healthcheck
-from stpis_bridge.server import parse_config
+from stpis_bridge.server import parse_config, serve
 from tests.conftest import hopper_spec
 
 BRIDGE_PY = Path(__file__).resolve().parents[1]
@@ -54,6 +54,22 @@ def test_reflection_lists_the_service(channel):
         for m in db.FindFileContainingSymbol(SERVICE).service[0].method  # type: ignore[attr-defined]
     }
     assert method_names == {"Describe", "ListEnvs", "Rollout"}
+
+
+def test_no_reflection_flag_turns_reflection_off():
+    config, _ = parse_config(["--no-reflection", "--listen", "127.0.0.1:0", "--workers", "1"])
+    assert not config.reflection
+    running = serve(config)
+    try:
+        with grpc.insecure_channel(running.address) as ch:
+            with pytest.raises(grpc.RpcError) as info:
+                ProtoReflectionDescriptorDatabase(ch).get_services()
+            assert info.value.code() == grpc.StatusCode.UNIMPLEMENTED
+            health = health_pb2_grpc.HealthStub(ch)
+            resp = health.Check(health_pb2.HealthCheckRequest(), timeout=5)
+            assert resp.status == health_pb2.HealthCheckResponse.SERVING
+    finally:
+        running.stop(1)
 
 
 def test_cli_defaults_and_validation():
@@ -159,3 +175,21 @@ def test_subprocess_stops_when_sigterm_lands_on_another_thread():
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["--tls-cert", "/etc/hostname"], "--tls-cert and --tls-key go together"),
+        (["--tls-cert", "/no/cert.pem", "--tls-key", "/no/key.pem"], "--tls-cert '/no/cert.pem'"),
+        (["--stall-seconds", "0"], "--stall-seconds must be at least 0.1"),
+        (["--max-concurrent-calls", "0"], "--max-concurrent-calls must be at least 1"),
+        (["--max-abs-shift", "inf"], "--max-abs-shift must be a positive finite number"),
+        (["--respawn-attempts", "-1"], "--respawn-attempts must be >= 0"),
+    ],
+    ids=["tls-half", "tls-missing", "stall", "concurrent", "shift", "respawn"],
+)
+def test_bad_flags_name_the_flag(argv, needle, capsys):
+    with pytest.raises(SystemExit):
+        parse_config(argv)
+    assert needle in capsys.readouterr().err

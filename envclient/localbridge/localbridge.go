@@ -75,8 +75,10 @@ type Bridge struct {
 }
 
 // Start runs the bridge and waits until it prints its LISTENING line. ctx
-// bounds only the start: the bridge lives until Stop or Kill. The bridge is
-// in its own process group, so Kill also kills its worker processes.
+// bounds only the start: the bridge lives until Stop or Kill, or until this
+// process dies (the bridge runs with --exit-with-parent, so a trainer killed
+// with SIGKILL leaves no bridge or worker behind). The bridge is in its own
+// process group, so Kill also kills its worker processes.
 func Start(ctx context.Context, opts Options) (*Bridge, error) {
 	python, dir, err := resolvePaths(opts)
 	if err != nil {
@@ -88,7 +90,7 @@ func Start(ctx context.Context, opts Options) (*Bridge, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = DefaultStartTimeout
 	}
-	args := []string{"-m", "stpis_bridge", "--listen", opts.Listen}
+	args := []string{"-m", "stpis_bridge", "--listen", opts.Listen, "--exit-with-parent"}
 	if opts.Workers > 0 {
 		args = append(args, "--workers", strconv.Itoa(opts.Workers))
 	}
@@ -206,6 +208,39 @@ func RepoRoot() (string, error) {
 			return "", fmt.Errorf("localbridge: no go.mod at or above %s", wd)
 		}
 	}
+}
+
+// WorkerPids returns the pids of the bridge's worker processes (its children
+// that multiprocessing's spawn started), read from /proc: for fault
+// injection in tests. It fails where there is no /proc.
+func (b *Bridge) WorkerPids() ([]int, error) { return WorkerPids(b.Pid()) }
+
+// WorkerPids returns the worker pids of the bridge with process id bridge.
+func WorkerPids(bridge int) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("localbridge: worker pids: %w", err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// The fields after the command name, which is in parentheses.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(bridge) {
+			continue
+		}
+		if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid)); err == nil && bytes.Contains(cmdline, []byte("spawn_main")) {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
 }
 
 // Addr is the host:port the bridge listens on.

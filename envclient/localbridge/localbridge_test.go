@@ -1,16 +1,106 @@
 package localbridge
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// parentEnv makes the test binary act as a trainer that starts a bridge,
+// prints its pid and waits to be killed (TestBridgeDiesWithItsParent).
+const parentEnv = "LOCALBRIDGE_TEST_PARENT"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(parentEnv) == "1" {
+		b, err := Start(context.Background(), Options{Workers: 1})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("BRIDGE %d\n", b.Pid())
+		select {} // until SIGKILL
+	}
+	os.Exit(m.Run())
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// TestBridgeDiesWithItsParent kills (SIGKILL) a process that started a bridge
+// with Start, as `kill -9` of a trainer without --bridge would: the bridge
+// and its workers must exit by themselves within seconds.
+func TestBridgeDiesWithItsParent(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), parentEnv+"=1")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var bridge int
+	if _, scanErr := fmt.Sscanf(line, "BRIDGE %d", &bridge); err != nil || scanErr != nil {
+		t.Fatalf("the parent printed %q (%v)", line, err)
+	}
+	workers, err := WorkerPids(bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := append([]int{bridge}, workers...)
+	if len(procs) < 2 {
+		t.Fatalf("bridge %d has no worker process", bridge)
+	}
+	defer func() {
+		for _, p := range procs { // a bridge that did not exit must not outlive the test
+			if alive(p) {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		}
+	}()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var left []int
+		for _, p := range procs {
+			if alive(p) {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after the parent was killed, bridge %d's processes %v are still alive", bridge, left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
 
 // These tests start the real bridge: they fail, not skip, when the venv is
 // missing (`make venv`).
