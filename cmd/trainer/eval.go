@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/stpis/stpis/envclient"
 	"github.com/stpis/stpis/policy"
 	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/train"
@@ -59,11 +60,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	switch {
-	case p.Policy.Rows != info.ActDim || p.Policy.Cols != info.ObsDim:
-		return usageError{fmt.Errorf("%s: the policy maps %d observations to %d actions, but %s has %d and %d", file, p.Policy.Cols, p.Policy.Rows, info.ResolvedID, info.ObsDim, info.ActDim)}
-	case info.MaxEpisodeSteps > 0 && *horizon > info.MaxEpisodeSteps:
-		return usageError{fmt.Errorf("invalid value %d for flag -horizon: %s ends its episodes at %d steps", *horizon, info.ResolvedID, info.MaxEpisodeSteps)}
+	if err := info.Check(-1, &envclient.EpisodeSpec{Rows: p.Policy.Rows, Cols: p.Policy.Cols, Horizon: *horizon}); err != nil {
+		return usageError{fmt.Errorf("%s with --horizon %d: %w", file, *horizon, err)}
 	}
 	mean, std, err := train.Evaluate(ctx, client, p, *episodes, *seed, *horizon, nil)
 	if err != nil {

@@ -56,15 +56,21 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]str
 
 // bridgeFlags are the flags of every subcommand that talks to a bridge.
 type bridgeFlags struct {
-	bridge   string
-	timeout  time.Duration
-	workers  int
-	logLevel string
+	bridge               string
+	timeout              time.Duration
+	reconnect, attempt   time.Duration
+	tlsCA, tlsServerName string
+	workers              int
+	logLevel             string
 }
 
 func (b *bridgeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.bridge, "bridge", "", "bridge address list (host:port,host:port) or dns:///host:port; empty starts a local bridge from .venv (make bridge runs one on 127.0.0.1:50051)")
-	fs.DurationVar(&b.timeout, "bridge-timeout", 60*time.Second, "how long to wait for the bridge to answer, at start and after it goes away, before giving up")
+	fs.DurationVar(&b.timeout, "bridge-timeout", 60*time.Second, "how long to wait for the bridge to answer at start")
+	fs.DurationVar(&b.reconnect, "reconnect-timeout", 2*time.Minute, "how long a batch keeps being re-sent while the bridge is unreachable (a restart) before the run gives up; --resume continues it")
+	fs.DurationVar(&b.attempt, "attempt-timeout", 0, "deadline of one attempt of a chunk before it is sent to another replica (0: derived from the chunk's steps)")
+	fs.StringVar(&b.tlsCA, "bridge-tls-ca", "", "PEM file of the CA that signs the bridge's certificate: connect with TLS (empty: plaintext)")
+	fs.StringVar(&b.tlsServerName, "bridge-tls-server-name", "", "name the bridge's certificate must hold (empty: the target's host)")
 	fs.IntVar(&b.workers, "workers", 0, "worker processes of a local bridge (0: one per core)")
 	fs.StringVar(&b.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 }

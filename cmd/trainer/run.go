@@ -48,8 +48,8 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 	stopped, err = r.Train(ctx, client, rec, train.Loop{CheckpointEvery: f.checkpointEvery, StopAfter: f.stopAfter, Stop: graceful})
 	rec.end()
 	if err != nil {
-		if stopped {
-			return true, fmt.Errorf("%w; the last checkpoint in %s is kept, and --resume continues from it", err, path)
+		if stopped || errors.Is(err, envclient.ErrBridgeUnavailable) {
+			return stopped, fmt.Errorf("%w; the last checkpoint in %s is kept, and --resume continues from it", err, path)
 		}
 		return false, err
 	}

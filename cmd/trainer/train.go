@@ -174,6 +174,9 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 		return err
 	}
 	logEnv(log, info)
+	if err := info.Check(-1, &envclient.EpisodeSpec{Rows: info.ActDim, Cols: info.ObsDim, Horizon: cfg.Problem.Horizon}); err != nil {
+		return usageError{fmt.Errorf("flag -horizon: %w", err)}
+	}
 	for s := 0; s < f.seeds; s++ {
 		c := cfg
 		c.Problem.Seed = cfg.Problem.Seed + uint64(s)

@@ -413,3 +413,16 @@ func TestBudgetIsACap(t *testing.T) {
 		t.Fatalf("%d episodes in %d iterations, want 30 in 5", r.Episodes, r.Iterations)
 	}
 }
+
+// --horizon and a policy's shape are checked against the env before any
+// episode runs.
+func TestHorizonCheckedBeforeTraining(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--horizon", "5000", "--bridge", bridgeAddr, "--out", out, "--log-level", "warn")
+	if code != exitUsage || !strings.Contains(stderr, "Horizon") || !strings.Contains(stderr, "1000") {
+		t.Fatalf("exit %d, want 2 naming the horizon and the limit\n%s", code, stderr)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Fatalf("a refused run left %v behind", entries)
+	}
+}
