@@ -25,6 +25,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
+from stpis_bridge import fast
 from stpis_bridge.pool import WorkerPool
 from stpis_bridge.servicer import (
     DEFAULT_MAX_EPISODES_PER_CALL,
@@ -43,6 +44,8 @@ DEFAULT_GRACE_SECONDS = 10.0
 _LOG_LEVELS = ("debug", "info", "warning", "error")
 # gRPC handler threads: each Rollout call blocks one while the pool runs its episodes.
 _MIN_RPC_THREADS = 16
+# The --backend default, so that a whole test suite can run on one backend.
+_BACKEND_ENV = "STPIS_BRIDGE_BACKEND"
 # How often the main thread wakes to run signal handlers (see main).
 _SIGNAL_POLL_S = 0.2
 
@@ -56,6 +59,8 @@ class ServerConfig:
     limits: Limits = dataclasses.field(default_factory=Limits)
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     grace_seconds: float = DEFAULT_GRACE_SECONDS
+    # auto: the fast backend wherever it honours the env and kwargs, else gymnasium.
+    backend: str = fast.BACKEND_AUTO
 
     def validate(self) -> None:
         """Raise ValueError naming the flag of the first bad setting."""
@@ -70,6 +75,10 @@ class ServerConfig:
             )
         if self.grace_seconds < 0:
             raise ValueError(f"--grace-seconds must be >= 0, got {self.grace_seconds}")
+        if self.backend not in fast.BACKENDS:
+            raise ValueError(
+                f"--backend must be one of {', '.join(fast.BACKENDS)}, got {self.backend!r}"
+            )
         self.limits.validate()
 
 
@@ -139,7 +148,7 @@ def serve(config: ServerConfig) -> RunningServer:
             options=options,
         )
         envbridge_pb2_grpc.add_EnvBridgeServiceServicer_to_server(
-            EnvBridgeServicer(pool, config.limits), server
+            EnvBridgeServicer(pool, config.limits, config.backend), server
         )
         health_servicer = health.HealthServicer()
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -160,12 +169,13 @@ def serve(config: ServerConfig) -> RunningServer:
         raise
     host = _split_host(config.listen)
     _LOG.info(
-        "serving %s on %s:%d with %d workers (pids %s)",
+        "serving %s on %s:%d with %d workers (pids %s), backend %s",
         SERVICE_NAME,
         host,
         port,
         config.workers,
         pool.worker_pids(),
+        config.backend,
     )
     return RunningServer(config, server, pool, health_servicer, host, port)
 
@@ -192,6 +202,14 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_GRACE_SECONDS,
         help="on SIGTERM/SIGINT, how long in-flight calls may run on",
     )
+    p.add_argument(
+        "--backend",
+        default=os.environ.get(_BACKEND_ENV, fast.BACKEND_AUTO),
+        choices=fast.BACKENDS,
+        help="fast: batched lockstep stepping of the v5 tasks (an error where it cannot serve "
+        "an env or kwarg); gymnasium: one gymnasium env per episode; auto: fast wherever it "
+        f"can, else gymnasium (default: ${_BACKEND_ENV}, else auto)",
+    )
     p.add_argument("--log-level", default="info", choices=_LOG_LEVELS)
     return p
 
@@ -210,6 +228,7 @@ def parse_config(argv: Sequence[str]) -> tuple[ServerConfig, str]:
         ),
         max_message_bytes=args.max_message_bytes,
         grace_seconds=args.grace_seconds,
+        backend=args.backend,
     )
     try:
         config.validate()

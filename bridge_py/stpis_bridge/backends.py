@@ -1,0 +1,86 @@
+"""Which backend runs each episode of a call, and how its episodes become pool tasks.
+
+gymnasium is the reference backend: one ``EpisodeTask`` per episode, run by
+``rollout.run_episode`` on a gymnasium env. The fast backend (``fast``) serves the
+six v5 tasks with the kwargs it honours: the episodes of one (env id, kwargs) are
+cut into at most one contiguous chunk per worker, and each chunk is one
+``BatchTask`` that a worker runs in lockstep. An episode's result does not depend on
+the chunk it lands in, so the split is free to follow the number of workers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from stpis_bridge import fast
+from stpis_bridge.rollout import EpisodeOutcome
+from stpis_bridge.worker import BatchTask, EpisodeTask, Outcome, Task
+
+
+class BackendError(ValueError):
+    """An episode needs the fast backend (``--backend=fast``), which cannot run it."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The pool tasks of one call and, per task, the request indices of its episodes."""
+
+    tasks: list[Task]
+    positions: list[list[int]]
+    n: int
+
+    def unpack(self, outcomes: Sequence[Outcome]) -> list[EpisodeOutcome]:
+        """Return one outcome per episode, in request order."""
+        out: list[EpisodeOutcome | None] = [None] * self.n
+        for where, got in zip(self.positions, outcomes, strict=True):
+            items = got if isinstance(got, list) else [got]
+            if len(items) != len(where):
+                raise RuntimeError(f"a pool task returned {len(items)} outcomes, not {len(where)}")
+            for i, o in zip(where, items, strict=True):
+                out[i] = o
+        if any(o is None for o in out):
+            raise RuntimeError("an episode has no outcome")
+        return [o for o in out if o is not None]
+
+
+def plan(tasks: Sequence[EpisodeTask], backend: str, workers: int) -> Plan:
+    """Group the fast backend's episodes into at most ``workers`` chunks per (env, kwargs).
+
+    Raises ``BackendError`` (with the episode's index) when ``backend`` is ``fast`` and an
+    episode's env or kwargs are beyond it.
+    """
+    groups: dict[tuple[str, object], list[int]] = {}
+    singles: list[int] = []
+    for i, t in enumerate(tasks):
+        try:
+            chosen = fast.choose_backend(backend, t.env_id, dict(t.kwargs))
+        except fast.BadBackendError as exc:
+            raise BackendError(i, str(exc)) from exc
+        if chosen == fast.BACKEND_FAST:
+            groups.setdefault((t.env_id, t.kwargs), []).append(i)
+        else:
+            singles.append(i)
+
+    pool_tasks: list[Task] = []
+    positions: list[list[int]] = []
+    for members in groups.values():
+        chunks = max(1, min(workers, len(members)))
+        size, extra = divmod(len(members), chunks)
+        start = 0
+        for c in range(chunks):
+            end = start + size + (1 if c < extra else 0)
+            where = members[start:end]
+            start = end
+            first = tasks[where[0]]
+            episodes = tuple(tasks[i] for i in where)
+            pool_tasks.append(BatchTask(first.env_id, first.kwargs, episodes))
+            positions.append(where)
+    for i in singles:
+        pool_tasks.append(tasks[i])
+        positions.append([i])
+    return Plan(tasks=pool_tasks, positions=positions, n=len(tasks))
