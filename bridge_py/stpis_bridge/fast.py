@@ -251,36 +251,27 @@ class FastEnv:
         shifts: Sequence[float],
     ) -> list[EpisodeOutcome]:
         """Run the episodes in lockstep; one outcome each, in order."""
-        return _Batch(self, policies, seeds, horizons, shifts).run()
+        if not policies:
+            return []
+        return _Episodes(self, policies, seeds, horizons, shifts).run()
+
+    def lockstep(self, n: int) -> Lockstep:
+        """Return ``n`` rows to reset and step directly (the parity tests do)."""
+        return Lockstep(self, n)
 
 
-class _Batch:
-    """The state of one lockstep run: per-episode rows of every array."""
+class Lockstep:
+    """Rows of MjData stepped together: reset by seed, advanced by a batch of actions.
 
-    def __init__(
-        self,
-        env: FastEnv,
-        policies: Sequence[LinearPolicy],
-        seeds: Sequence[int],
-        horizons: Sequence[int],
-        shifts: Sequence[float],
-    ) -> None:
-        n = len(policies)
-        if not (len(seeds) == len(horizons) == len(shifts) == n):
-            raise ValueError("policies, seeds, horizons and shifts must have one entry each")
+    Row ``i`` is one episode. ``advance`` steps only the rows it is given, so a row
+    that ended is masked out and keeps its last state; nothing resets it.
+    """
+
+    def __init__(self, env: FastEnv, n: int) -> None:
         self.env = env
         self.n = n
         env._ensure(n)
         self.views = env._views[:n]
-        folded = [p.folded() for p in policies]
-        self.w = np.stack([w for w, _ in folded]) if n else np.empty((0, 0, 0))
-        self.b = np.stack([b for _, b in folded]) if n else np.empty((0, 0))
-        self.has_b = np.array([bool(b.any()) for _, b in folded], dtype=bool)
-        self.any_b = bool(self.has_b.any())
-        self.seeds = [int(s) for s in seeds]
-        self.horizons = np.array([int(h) for h in horizons], dtype=np.int64)
-        self.shifts = [float(s) for s in shifts]
-
         m = env._model
         self.qpos = np.empty((n, m.nq))
         self.qvel = np.empty((n, m.nv))
@@ -294,13 +285,6 @@ class _Batch:
         self.qfrc = np.empty((n, m.nv)) if t.health == "humanoid" else None
 
         self.obs = np.empty((n, env.obs_dim))
-        self.total = [0.0] * n
-        self.length = np.zeros(n, dtype=np.int64)
-        self.terminated = [False] * n
-        self.truncated = [False] * n
-        self.detail = [""] * n
-        cap = max(1, min(int(self.horizons.max()) if n else 1, _INITIAL_OBS_ROWS))
-        self.recorded = np.empty((n, cap, env.obs_dim))
 
     # Gathering from the MjData into the batch arrays.
 
@@ -404,81 +388,125 @@ class _Batch:
             return np.clip(cost, lo, hi)
         return None
 
+    def reset(self, seeds: Sequence[int]) -> np.ndarray:
+        """Reset row i as gymnasium's ``env.reset(seed=seeds[i])``; return the observations."""
+        env = self.env
+        source = env._u.data
+        for i, seed in enumerate(seeds):
+            obs_raw, _ = env._env.reset(seed=int(seed))
+            mujoco.mj_copyData(self.views[i].data, env._model, source)
+            self._gather(i)
+            self.obs[i] = np.asarray(obs_raw, dtype=np.float64)
+        return self.obs[: len(seeds)].copy()
+
+    def advance(
+        self, live: Sequence[int], action: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Step rows ``live`` by ``action`` (one row each, inside the action bounds).
+
+        Returns their observations, rewards and terminations, as gymnasium's ``step``.
+        """
+        env = self.env
+        model = env._model
+        frame_skip = env._frame_skip
+        step = mujoco.mj_step
+        rne = mujoco.mj_rnePostConstraint if env._task.contacts else None
+        views = self.views
+        gather = self._gather
+        rows = np.asarray(live, dtype=np.intp)
+        before = self._forward_position(rows)
+        for k, i in enumerate(live):
+            v = views[i]
+            v.ctrl[:] = action[k]
+            step(model, v.data, frame_skip)
+            if rne is not None:
+                rne(model, v.data)
+            gather(i)
+        after = self._forward_position(rows)
+        velocity = (after - before) / env._dt
+        forward_reward = env._fw * velocity
+        healthy = self._healthy(rows)
+        rewards = forward_reward + healthy * env._healthy_reward
+        ctrl_cost = env._cw * np.square(action).sum(axis=1)
+        contact_cost = self._contact_cost(rows)
+        costs = ctrl_cost if contact_cost is None else ctrl_cost + contact_cost
+        reward = rewards - costs
+        terminated = ~healthy & env._terminate
+        obs = self._observe(rows)
+        self.obs[rows] = obs
+        return obs, reward, terminated
+
+
+class _Episodes:
+    """One lockstep run of whole episodes under linear policies, with their bookkeeping."""
+
+    def __init__(
+        self,
+        env: FastEnv,
+        policies: Sequence[LinearPolicy],
+        seeds: Sequence[int],
+        horizons: Sequence[int],
+        shifts: Sequence[float],
+    ) -> None:
+        n = len(policies)
+        if not (len(seeds) == len(horizons) == len(shifts) == n):
+            raise ValueError("policies, seeds, horizons and shifts must have one entry each")
+        self.env = env
+        self.n = n
+        self.rows = Lockstep(env, n)
+        folded = [p.folded() for p in policies]
+        self.w = np.stack([w for w, _ in folded])
+        self.b = np.stack([b for _, b in folded])
+        self.has_b = np.array([bool(b.any()) for _, b in folded], dtype=bool)
+        self.any_b = bool(self.has_b.any())
+        self.seeds = [int(s) for s in seeds]
+        self.horizons = np.array([int(h) for h in horizons], dtype=np.int64)
+        self.shifts = [float(s) for s in shifts]
+        self.total = [0.0] * n
+        self.length = np.zeros(n, dtype=np.int64)
+        self.terminated = [False] * n
+        self.truncated = [False] * n
+        self.detail = [""] * n
+        cap = max(1, min(int(self.horizons.max()), _INITIAL_OBS_ROWS))
+        self.recorded = np.empty((n, cap, env.obs_dim))
+
     def _record(self, rows: np.ndarray, t: int) -> None:
         if t == self.recorded.shape[1]:
             cap = min(2 * t, int(self.horizons.max()))
             grown = np.empty((self.n, cap, self.env.obs_dim))
             grown[:, :t] = self.recorded
             self.recorded = grown
-        self.recorded[rows, t] = self.obs[rows]
+        self.recorded[rows, t] = self.rows.obs[rows]
 
     def _end(self, i: int, terminated: bool, truncated: bool, detail: str = "") -> None:
         self.terminated[i] = terminated
         self.truncated[i] = truncated
         self.detail[i] = detail
 
-    # The run.
-
-    def _reset(self) -> list[int]:
+    def run(self) -> list[EpisodeOutcome]:
         env = self.env
-        source = env._u.data
+        low, high = env._low, env._high
+        obs_all = self.rows.reset(self.seeds)
         live = []
         for i in range(self.n):
-            obs_raw, _ = env._env.reset(seed=self.seeds[i])
-            mujoco.mj_copyData(self.views[i].data, env._model, source)
-            self._gather(i)
-            obs = np.asarray(obs_raw, dtype=np.float64)
-            self.obs[i] = obs
-            if not np.isfinite(obs).all():
-                self._end(i, False, False, f"{non_finite_what('observation', obs)} at reset")
+            if not np.isfinite(obs_all[i]).all():
+                what = non_finite_what("observation", obs_all[i])
+                self._end(i, False, False, f"{what} at reset")
             elif self.horizons[i] <= 0:
                 self._end(i, False, True)
             else:
                 live.append(i)
-        return live
-
-    def run(self) -> list[EpisodeOutcome]:
-        env = self.env
-        task = env._task
-        model = env._model
-        frame_skip = env._frame_skip
-        step = mujoco.mj_step
-        rne = mujoco.mj_rnePostConstraint if task.contacts else None
-        low, high = env._low, env._high
-        views = self.views
-        gather = self._gather
-
-        live = self._reset()
         t = 0
         while live:
             rows = np.array(live, dtype=np.intp)
             self._record(rows, t)
-            action = np.matmul(self.w[rows], self.obs[rows, :, np.newaxis])[:, :, 0]
+            action = np.matmul(self.w[rows], self.rows.obs[rows, :, np.newaxis])[:, :, 0]
             if self.any_b:
                 np.add(action, self.b[rows], out=action, where=self.has_b[rows, np.newaxis])
             np.maximum(action, low, out=action)
             np.minimum(action, high, out=action)
-            before = self._forward_position(rows)
-            for k, i in enumerate(live):
-                v = views[i]
-                v.ctrl[:] = action[k]
-                step(model, v.data, frame_skip)
-                if rne is not None:
-                    rne(model, v.data)
-                gather(i)
+            obs, reward, terminated = self.rows.advance(live, action)
             t += 1
-            after = self._forward_position(rows)
-            velocity = (after - before) / env._dt
-            forward_reward = env._fw * velocity
-            healthy = self._healthy(rows)
-            rewards = forward_reward + healthy * env._healthy_reward
-            ctrl_cost = env._cw * np.square(action).sum(axis=1)
-            contact_cost = self._contact_cost(rows)
-            costs = ctrl_cost if contact_cost is None else ctrl_cost + contact_cost
-            reward = rewards - costs
-            terminated = ~healthy & env._terminate
-            obs = self._observe(rows)
-            self.obs[rows] = obs
             obs_ok = np.isfinite(obs).all(axis=1)
             self.length[rows] = t
             timed_out = env._time_limit is not None and t >= env._time_limit
