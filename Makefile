@@ -73,7 +73,7 @@ run: venv build ## train Hopper-v1 with STP_IS through a local bridge, then plot
 	bin/trainer --env Hopper-v1 --out runs --resume
 	bin/trainer plot runs/Hopper-v1 -o runs/Hopper-v1/curve.png
 
-bench-bridge: venv ## Hopper-v5 episodes/s through the bridge vs in-process (JSON last line)
+bench-bridge: venv ## Hopper/HalfCheetah: physics limit, gymnasium and fast backends, in-process (JSON last line)
 	bash bench/bridge.sh
 
 bench-convex: venv ## ridge n=1000 m=100: STP vs STP_IS (+ CMA-ES, Nevergrad) (JSON last line)
