@@ -215,6 +215,11 @@ def test_plan_chunks_per_worker_and_names_the_episode_fast_cannot_run():
     plan = backends.plan([hop, odd, hop, hop, hop], "auto", 2)
     assert [len(p) for p in plan.positions] == [2, 2, 1]
     assert sorted(i for p in plan.positions for i in p) == [0, 1, 2, 3, 4]
+    # A chunk's recorded observations stay within the memory bound.
+    long = EpisodeTask("Hopper-v5", (), pol, 0, 10_000, 0.0)
+    per_chunk = backends.CHUNK_OBS_BYTES // (8 * 10_000 * 11)
+    plan = backends.plan([long] * (3 * per_chunk), "auto", 2)
+    assert [len(p) for p in plan.positions] == [per_chunk] * 3
     with pytest.raises(backends.BackendError, match=r"kwargs\['width'\]") as info:
         backends.plan([hop, odd], "fast", 2)
     assert info.value.index == 1
