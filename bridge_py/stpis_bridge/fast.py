@@ -275,7 +275,7 @@ class Lockstep:
         m = env._model
         self.qpos = np.empty((n, m.nq))
         self.qvel = np.empty((n, m.nv))
-        self.fwd = np.zeros(n)  # forward position before the step
+        self.fwd = np.zeros(n)  # the main body's x (xpos), for the "xpos" tasks (Ant)
         nb = m.nbody
         t = env._task
         self.cfrc = np.empty((n, nb, 6)) if t.contacts else None
