@@ -3,7 +3,7 @@
 gymnasium is the reference backend: one ``EpisodeTask`` per episode, run by
 ``rollout.run_episode`` on a gymnasium env. The fast backend (``fast``) serves the
 six v5 tasks with the kwargs it honours: the episodes of one (env id, kwargs) are
-cut into at most one contiguous chunk per worker, and each chunk is one
+dealt into one chunk per worker, and each chunk is one
 ``BatchTask`` that a worker runs in lockstep. A chunk records every observation of
 its episodes (for their exact statistics), so it is also cut to stay within
 ``CHUNK_OBS_BYTES``. An episode's result does not depend on the chunk it lands in,
@@ -80,12 +80,10 @@ def plan(tasks: Sequence[EpisodeTask], backend: str, workers: int) -> Plan:
         per_episode = max(8 * tasks[i].horizon * tasks[i].policy.weights.shape[1] for i in members)
         most = max(1, CHUNK_OBS_BYTES // max(1, per_episode))
         chunks = max(min(workers, len(members)), -(-len(members) // most))
-        size, extra = divmod(len(members), chunks)
-        start = 0
         for c in range(chunks):
-            end = start + size + (1 if c < extra else 0)
-            where = members[start:end]
-            start = end
+            # Dealt round robin: a call's K repeats of one point sit side by side and
+            # tend to last alike, so dealing spreads long and short episodes evenly.
+            where = members[c::chunks]
             first = tasks[where[0]]
             episodes = tuple(tasks[i] for i in where)
             pool_tasks.append(BatchTask(first.env_id, first.kwargs, episodes))
