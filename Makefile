@@ -76,7 +76,7 @@ run: venv build ## train Hopper-v1 with STP_IS through a local bridge, then plot
 bridge: venv ## run a bridge on 127.0.0.1:50051 for `trainer --bridge 127.0.0.1:50051` (Ctrl-C stops it)
 	cd bridge_py && $(VPY) -m stpis_bridge --listen 127.0.0.1:50051
 
-bench-bridge: venv ## Hopper-v5 episodes/s through the bridge vs in-process (JSON last line)
+bench-bridge: venv ## Hopper/HalfCheetah: physics limit, gymnasium and fast backends, in-process (JSON last line)
 	bash bench/bridge.sh
 
 bench-convex: venv ## ridge n=1000 m=100: STP vs STP_IS (+ CMA-ES, Nevergrad) (JSON last line)

@@ -28,13 +28,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bridge_py"))
 
 from stpis_bridge import envs  # noqa: E402
 from stpis_bridge.pool import WorkerPool  # noqa: E402
-from stpis_bridge.rollout import LinearPolicy  # noqa: E402
+from stpis_bridge.rollout import EpisodeOutcome, LinearPolicy  # noqa: E402
 from stpis_bridge.worker import EpisodeTask  # noqa: E402
 
 _WARMUP_HORIZON = 10
 
 
-def _kwarg(text: str) -> tuple[str, envs.KwargValue]:
+def parse_kwarg(text: str) -> tuple[str, envs.KwargValue]:
     """Parse NAME=VALUE; VALUE is a bool (true/false), an int, a float, or a string."""
     name, sep, raw = text.partition("=")
     if not sep or not name:
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     p.add_argument("--episodes", type=int, default=64)
     p.add_argument("--horizon", type=int, default=1000)
-    p.add_argument("--kwarg", type=_kwarg, action="append", default=[], help="NAME=VALUE")
+    p.add_argument("--kwarg", type=parse_kwarg, action="append", default=[], help="NAME=VALUE")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
 
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         elapsed = time.perf_counter() - start
     finally:
         pool.close()
-    steps = sum(o.length for o in outcomes)
+    steps = sum(o.length for o in outcomes if isinstance(o, EpisodeOutcome))
     print(
         json.dumps(
             {

@@ -2,7 +2,9 @@
 # and stop them on exit.
 #
 #   source bench/lib.sh
-#   start_bridge NAME WORKERS    # sets BRIDGE_ADDR to host:port
+#   start_bridge NAME WORKERS [ARGS...]   # sets BRIDGE_ADDR to host:port
+#
+# ARGS are more bridge flags (--backend fast, say).
 #
 # Call start_bridge in the script's own shell, not in $(...): the bridge's
 # pid must be recorded where the EXIT trap runs, or it outlives the script.
@@ -17,9 +19,9 @@ stop_bridges() {
 }
 trap stop_bridges EXIT
 
-start_bridge() { # $1: name, $2: workers; sets BRIDGE_ADDR
+start_bridge() { # $1: name, $2: workers, then more bridge flags; sets BRIDGE_ADDR
   local out="$BENCH_TMP/$1.out" err="$BENCH_TMP/$1.err"
-  (cd bridge_py && exec ../.venv/bin/python -m stpis_bridge --listen 127.0.0.1:0 --workers "$2") >"$out" 2>"$err" &
+  (cd bridge_py && exec ../.venv/bin/python -m stpis_bridge --listen 127.0.0.1:0 --workers "$2" "${@:3}") >"$out" 2>"$err" &
   BRIDGE_PIDS+=($!)
   for _ in $(seq 1 600); do
     if grep -q '^LISTENING ' "$out" 2>/dev/null; then

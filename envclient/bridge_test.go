@@ -134,6 +134,18 @@ func TestBridgeDescribeAndList(t *testing.T) {
 	if info.MaxEpisodeSteps != 1000 || info.Dt <= 0 || info.GymnasiumVersion == "" || info.MujocoVersion == "" {
 		t.Errorf("Describe(Hopper-v1) = %+v", info)
 	}
+	// The bridge's default backend (auto) serves Hopper-v5 fast; a kwarg the
+	// fast backend does not honour (width: rendering only) leaves it to gymnasium.
+	if info.Backend != "fast" && os.Getenv("STPIS_BRIDGE_BACKEND") == "" {
+		t.Errorf("Describe(Hopper-v1).Backend = %q, want fast", info.Backend)
+	}
+	wide, err := c.Describe(ctx, "Hopper-v5", envclient.Kwargs{"width": 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wide.Backend != "gymnasium" {
+		t.Errorf("Describe(Hopper-v5, width=64).Backend = %q, want gymnasium", wide.Backend)
+	}
 	list, err := c.ListEnvs(ctx)
 	if err != nil {
 		t.Fatal(err)

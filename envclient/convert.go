@@ -131,6 +131,7 @@ func envInfoFromProto(r *envbridgev1.DescribeResponse) EnvInfo {
 		HasPaperThreshold: r.PaperRewardThreshold != nil,
 		GymnasiumVersion:  r.GetGymnasiumVersion(),
 		MujocoVersion:     r.GetMujocoVersion(),
+		Backend:           r.GetBackend(),
 	}
 }
 

@@ -26,6 +26,10 @@ type EnvInfo struct {
 	HasPaperThreshold bool
 	// GymnasiumVersion and MujocoVersion are the bridge's library versions.
 	GymnasiumVersion, MujocoVersion string
+	// Backend is what runs this env's episodes on the bridge: "fast" (the
+	// episodes of a call stepped in lockstep, bit-identical to gymnasium) or
+	// "gymnasium" (the reference). Empty from a bridge that predates it.
+	Backend string
 }
 
 // EnvList is the set of envs a bridge can make.

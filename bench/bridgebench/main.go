@@ -1,7 +1,7 @@
 // Command bridgebench measures episodes per second through the MuJoCo bridge
 // from the Go client: a fixed random linear policy (W ~ N(0, 0.1²), seeded;
 // mean 0, std 1), one warm-up batch, then one timed Rollout. It prints one
-// JSON line {"env","workers","episodes","eps","steps_per_s"}, the same shape
+// JSON line {"env","backend","workers","episodes","eps","steps_per_s"}, the shape
 // as bench/inprocess_bridge.py, for bench/bridge.sh.
 package main
 
@@ -62,6 +62,7 @@ func (k kwargs) Set(s string) error {
 
 type result struct {
 	Env       string  `json:"env"`
+	Backend   string  `json:"backend"`
 	Workers   int     `json:"workers"`
 	Episodes  int     `json:"episodes"`
 	EPS       float64 `json:"eps"`
@@ -79,6 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		horizon  = fs.Int("horizon", 1000, "steps per episode")
 		warmup   = fs.Int("warmup", 2, "episodes in the warm-up batch (horizon 10)")
 		seed     = fs.Uint64("seed", 0, "seed of W and of the episodes")
+		backend  = fs.String("backend", "", "--backend of the local bridge (auto, gymnasium, fast); empty: its default")
 		kw       = kwargs{}
 	)
 	fs.Var(kw, "kwarg", "NAME=VALUE for gymnasium.make (repeatable)")
@@ -91,7 +93,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	target := *bridge
 	if target == "" {
-		b, err := localbridge.Start(ctx, localbridge.Options{Workers: *workers, Stderr: io.Discard})
+		opts := localbridge.Options{Workers: *workers, Stderr: io.Discard}
+		if *backend != "" {
+			opts.ExtraArgs = []string{"--backend", *backend}
+		}
+		b, err := localbridge.Start(ctx, opts)
 		if err != nil {
 			return err
 		}
@@ -115,6 +121,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	info, err := c.Describe(ctx, *env, envclient.Kwargs(kw))
 	if err != nil {
 		return err
+	}
+	if *backend != "" && *backend != "auto" && info.Backend != *backend {
+		return fmt.Errorf("the bridge serves %s on backend %q, not %q", *env, info.Backend, *backend)
 	}
 
 	rng := rand.New(rand.NewPCG(*seed, 0x5eed))
@@ -155,7 +164,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		steps += r.Length
 	}
 	return json.NewEncoder(stdout).Encode(result{
-		Env: *env, Workers: *workers, Episodes: *episodes,
+		Env: *env, Backend: info.Backend, Workers: *workers, Episodes: *episodes,
 		EPS: float64(*episodes) / elapsed, StepsPerS: float64(steps) / elapsed,
 	})
 }

@@ -42,8 +42,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.context import BaseContext
 from typing import Any
 
-from stpis_bridge.rollout import EpisodeOutcome
-from stpis_bridge.worker import READY, EpisodeTask, worker_main
+from stpis_bridge.worker import READY, Outcome, Task, worker_main
 
 _LOG = logging.getLogger(__name__)
 
@@ -116,12 +115,12 @@ def _describe_exit(exitcode: int | None) -> str:
 class _Batch:
     """The tasks of one call, their outcomes, and how the call ended."""
 
-    def __init__(self, batch_id: int, tag: str, tasks: Sequence[EpisodeTask]) -> None:
+    def __init__(self, batch_id: int, tag: str, tasks: Sequence[Task]) -> None:
         self.batch_id = batch_id
         self.tag = tag
         self.tasks = list(tasks)
         self.next_index = 0
-        self.results: list[EpisodeOutcome | None] = [None] * len(self.tasks)
+        self.results: list[Outcome | None] = [None] * len(self.tasks)
         self.remaining = len(self.tasks)
         self.error: PoolError | None = None
         self.done = threading.Event()
@@ -140,7 +139,7 @@ class BatchHandle:
         self._pool = pool
         self._batch = batch
 
-    def wait(self, timeout: float | None = None) -> list[EpisodeOutcome]:
+    def wait(self, timeout: float | None = None) -> list[Outcome]:
         """Return the outcomes in task order, or raise the batch's ``PoolError``."""
         if not self._batch.done.wait(timeout):
             raise TimeoutError(f"batch {self._batch.batch_id} not done after {timeout}s")
@@ -298,7 +297,7 @@ class WorkerPool:
         with self._lock:
             return sum(len(b.tasks) - b.next_index for b in self._queue if not b.done.is_set())
 
-    def submit(self, tasks: Sequence[EpisodeTask], tag: str = "") -> BatchHandle:
+    def submit(self, tasks: Sequence[Task], tag: str = "") -> BatchHandle:
         """Queue a batch; its tasks interleave with other batches' tasks."""
         batch = _Batch(next(self._ids), tag, tasks)
         if not batch.tasks:
@@ -313,7 +312,7 @@ class WorkerPool:
             self._wake()
         return BatchHandle(self, batch)
 
-    def run(self, tasks: Sequence[EpisodeTask], tag: str = "") -> list[EpisodeOutcome]:
+    def run(self, tasks: Sequence[Task], tag: str = "") -> list[Outcome]:
         """Submit a batch and wait for its outcomes."""
         return self.submit(tasks, tag).wait()
 
@@ -400,7 +399,7 @@ class WorkerPool:
             return batch, i
         return None
 
-    def _assign(self) -> list[tuple[_Worker, int, EpisodeTask]]:
+    def _assign(self) -> list[tuple[_Worker, int, Task]]:
         sends = []
         for w in self._workers:
             if not w.ready or w.dead or w.killed_for or w.current is not None:

@@ -73,7 +73,8 @@ class EpisodeOutcome:
     non_finite_detail: str = ""
 
 
-def _non_finite_what(name: str, obs: np.ndarray) -> str:
+def non_finite_what(name: str, obs: np.ndarray) -> str:
+    """Describe the first non-finite feature of ``obs``: ``observation[3] NaN (and 2 more)``."""
     bad = np.flatnonzero(~np.isfinite(obs))
     i = int(bad[0])
     kind = "NaN" if math.isnan(obs[i]) else ("+Inf" if obs[i] > 0 else "-Inf")
@@ -126,7 +127,7 @@ def run_episode(
     if obs.shape != (obs_dim,):
         raise ValueError(f"observation shape {obs.shape} does not match policy cols {obs_dim}")
     if not _finite(obs):
-        detail = f"{_non_finite_what('observation', obs)} at reset"
+        detail = f"{non_finite_what('observation', obs)} at reset"
 
     has_b = bool(b.any())
     step = env.step
@@ -144,7 +145,7 @@ def run_episode(
         if has_b:
             action += b
         if not _finite(action):
-            detail = f"{_non_finite_what('action', action)} at step {length} (W · obs + b)"
+            detail = f"{non_finite_what('action', action)} at step {length} (W · obs + b)"
             break
         maximum(action, low, out=action)
         minimum(action, high, out=action)
@@ -159,7 +160,7 @@ def run_episode(
         total += r
         obs = np.asarray(obs_raw, dtype=np.float64)
         if not _finite(obs):
-            detail = f"{_non_finite_what('observation', obs)} after step {length - 1}"
+            detail = f"{non_finite_what('observation', obs)} after step {length - 1}"
             break
         if terminated or truncated:
             break

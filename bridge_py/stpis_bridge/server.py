@@ -32,6 +32,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
+from stpis_bridge import fast
 from stpis_bridge.envs import clip
 from stpis_bridge.pool import (
     DEFAULT_MAX_EPISODE_SECONDS,
@@ -65,6 +66,8 @@ DEFAULT_MAX_CONCURRENT_CALLS = 64
 _RESERVED_RPC_THREADS = 8
 # Methods that never wait on the pool, and so skip the admission limit.
 _UNLIMITED_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
+# The --backend default, so that a whole test suite can run on one backend.
+_BACKEND_ENV = "STPIS_BRIDGE_BACKEND"
 # How often the main thread wakes to run signal handlers (see main).
 _SIGNAL_POLL_S = 0.2
 
@@ -88,6 +91,8 @@ class ServerConfig:
     # PEM files of the server's certificate (chain) and key: TLS when both are set.
     tls_cert: str = ""
     tls_key: str = ""
+    # auto: the fast backend wherever it honours the env and kwargs, else gymnasium.
+    backend: str = fast.BACKEND_AUTO
 
     def validate(self) -> None:
         """Raise ValueError naming the flag of the first bad setting."""
@@ -119,6 +124,10 @@ class ServerConfig:
                 raise ValueError(f"{flag} {path!r}: not a readable file")
         if self.respawn_attempts < 0:
             raise ValueError(f"--respawn-attempts must be >= 0, got {self.respawn_attempts}")
+        if self.backend not in fast.BACKENDS:
+            raise ValueError(
+                f"--backend must be one of {', '.join(fast.BACKENDS)}, got {self.backend!r}"
+            )
         self.limits.validate()
 
 
@@ -274,7 +283,7 @@ def serve(config: ServerConfig) -> RunningServer:
             options=options,
         )
         envbridge_pb2_grpc.add_EnvBridgeServiceServicer_to_server(
-            EnvBridgeServicer(pool, config.limits), server
+            EnvBridgeServicer(pool, config.limits, config.backend), server
         )
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         if config.reflection:
@@ -299,13 +308,14 @@ def serve(config: ServerConfig) -> RunningServer:
         raise
     host = _split_host(config.listen)
     _LOG.info(
-        "serving %s on %s:%d (%s) with %d workers (pids %s)",
+        "serving %s on %s:%d (%s) with %d workers (pids %s), backend %s",
         SERVICE_NAME,
         host,
         port,
         "TLS" if config.tls_cert else "plaintext",
         config.workers,
         pool.worker_pids(),
+        config.backend,
     )
     return RunningServer(config, server, pool, health_servicer, host, port)
 
@@ -376,6 +386,14 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_GRACE_SECONDS,
         help="on SIGTERM/SIGINT, how long in-flight calls may run on",
     )
+    p.add_argument(
+        "--backend",
+        default=os.environ.get(_BACKEND_ENV, fast.BACKEND_AUTO),
+        choices=fast.BACKENDS,
+        help="fast: batched lockstep stepping of the v5 tasks (an error where it cannot serve "
+        "an env or kwarg); gymnasium: one gymnasium env per episode; auto: fast wherever it "
+        f"can, else gymnasium (default: ${_BACKEND_ENV}, else auto)",
+    )
     p.add_argument("--log-level", default="info", choices=_LOG_LEVELS)
     return p
 
@@ -404,6 +422,7 @@ def parse_config(argv: Sequence[str]) -> tuple[ServerConfig, str]:
         exit_with_parent=args.exit_with_parent,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        backend=args.backend,
     )
     try:
         config.validate()

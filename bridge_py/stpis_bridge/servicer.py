@@ -19,7 +19,7 @@ import grpc
 import numpy as np
 
 from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
-from stpis_bridge import envs
+from stpis_bridge import backends, envs, fast
 from stpis_bridge.pool import (
     BatchCancelledError,
     EpisodeBudgetError,
@@ -117,8 +117,11 @@ def _vector(field: str, values: object, expected: int, shape: str) -> np.ndarray
 class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
     """Implements envbridge.v1.EnvBridgeService on a ``WorkerPool``."""
 
-    def __init__(self, pool: WorkerPool, limits: Limits) -> None:
+    def __init__(self, pool: WorkerPool, limits: Limits, backend: str = fast.BACKEND_AUTO) -> None:
         limits.validate()
+        if backend not in fast.BACKENDS:
+            raise ValueError(f"--backend must be one of {', '.join(fast.BACKENDS)}: {backend!r}")
+        self._backend = backend
         self._pool = pool
         self._limits = limits
         self._descriptions: collections.OrderedDict[tuple[str, object], envs.EnvDescription] = (
@@ -158,8 +161,11 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         try:
             kwargs = _kwargs("kwargs", request.kwargs)
             d = self._describe("", request.env_id, kwargs)
+            backend = fast.choose_backend(self._backend, d.resolved_id, kwargs)
         except _Invalid as exc:
             _abort(context, exc)
+        except fast.BadBackendError as exc:
+            _abort(context, _Invalid(grpc.StatusCode.INVALID_ARGUMENT, str(exc)))
         resp = envbridge_pb2.DescribeResponse(
             requested_id=d.requested_id,
             resolved_id=d.resolved_id,
@@ -173,6 +179,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             gymnasium_version=d.gymnasium_version,
             mujoco_version=d.mujoco_version,
             dt=d.dt,
+            backend=backend,
         )
         if d.paper_reward_threshold is not None:
             resp.paper_reward_threshold = d.paper_reward_threshold
@@ -273,22 +280,26 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
                     f"episodes: {n} episodes exceed the limit --max-episodes-per-call={limit}",
                 )
             tasks = [self._task(i, spec) for i, spec in enumerate(request.episodes)]
+            plan = backends.plan(tasks, self._backend, self._pool.size)
         except _Invalid as exc:
             _abort(context, exc)
+        except backends.BackendError as exc:
+            msg = f"episodes[{exc.index}].env_id: {exc}"
+            _abort(context, _Invalid(grpc.StatusCode.INVALID_ARGUMENT, msg))
         if not tasks:
             return envbridge_pb2.RolloutResponse()
 
         start = time.monotonic()
         _LOG.debug("Rollout: %d episodes started", n)
         try:
-            handle = self._pool.submit(tasks, tag=context.peer())
+            handle = self._pool.submit(plan.tasks, tag=context.peer())
         except PoolError as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         # A client that gives up (deadline, cancel) frees the workers from its queued tasks.
         if not context.add_callback(handle.cancel):
             handle.cancel()
         try:
-            outcomes = handle.wait()
+            outcomes = plan.unpack(handle.wait())
         except WorkerCrashedError as exc:
             _LOG.warning("Rollout of %d episodes failed: %s", n, exc)
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))

@@ -34,7 +34,7 @@ class DescribeRequest(_message.Message):
     def __init__(self, env_id: _Optional[str] = ..., kwargs: _Optional[_Mapping[str, KwargValue]] = ...) -> None: ...
 
 class DescribeResponse(_message.Message):
-    __slots__ = ("requested_id", "resolved_id", "resolution_reason", "observation_dim", "action_dim", "action_low", "action_high", "max_episode_steps", "frame_skip", "paper_reward_threshold", "gymnasium_version", "mujoco_version", "dt")
+    __slots__ = ("requested_id", "resolved_id", "resolution_reason", "observation_dim", "action_dim", "action_low", "action_high", "max_episode_steps", "frame_skip", "paper_reward_threshold", "gymnasium_version", "mujoco_version", "dt", "backend")
     REQUESTED_ID_FIELD_NUMBER: _ClassVar[int]
     RESOLVED_ID_FIELD_NUMBER: _ClassVar[int]
     RESOLUTION_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -48,6 +48,7 @@ class DescribeResponse(_message.Message):
     GYMNASIUM_VERSION_FIELD_NUMBER: _ClassVar[int]
     MUJOCO_VERSION_FIELD_NUMBER: _ClassVar[int]
     DT_FIELD_NUMBER: _ClassVar[int]
+    BACKEND_FIELD_NUMBER: _ClassVar[int]
     requested_id: str
     resolved_id: str
     resolution_reason: str
@@ -61,7 +62,8 @@ class DescribeResponse(_message.Message):
     gymnasium_version: str
     mujoco_version: str
     dt: float
-    def __init__(self, requested_id: _Optional[str] = ..., resolved_id: _Optional[str] = ..., resolution_reason: _Optional[str] = ..., observation_dim: _Optional[int] = ..., action_dim: _Optional[int] = ..., action_low: _Optional[_Iterable[float]] = ..., action_high: _Optional[_Iterable[float]] = ..., max_episode_steps: _Optional[int] = ..., frame_skip: _Optional[int] = ..., paper_reward_threshold: _Optional[float] = ..., gymnasium_version: _Optional[str] = ..., mujoco_version: _Optional[str] = ..., dt: _Optional[float] = ...) -> None: ...
+    backend: str
+    def __init__(self, requested_id: _Optional[str] = ..., resolved_id: _Optional[str] = ..., resolution_reason: _Optional[str] = ..., observation_dim: _Optional[int] = ..., action_dim: _Optional[int] = ..., action_low: _Optional[_Iterable[float]] = ..., action_high: _Optional[_Iterable[float]] = ..., max_episode_steps: _Optional[int] = ..., frame_skip: _Optional[int] = ..., paper_reward_threshold: _Optional[float] = ..., gymnasium_version: _Optional[str] = ..., mujoco_version: _Optional[str] = ..., dt: _Optional[float] = ..., backend: _Optional[str] = ...) -> None: ...
 
 class ListEnvsRequest(_message.Message):
     __slots__ = ()

@@ -216,7 +216,13 @@ type DescribeResponse struct {
 	GymnasiumVersion     string   `protobuf:"bytes,11,opt,name=gymnasium_version,json=gymnasiumVersion,proto3" json:"gymnasium_version,omitempty"`
 	MujocoVersion        string   `protobuf:"bytes,12,opt,name=mujoco_version,json=mujocoVersion,proto3" json:"mujoco_version,omitempty"`
 	// Simulated seconds per control step (frame_skip * model timestep).
-	Dt            float64 `protobuf:"fixed64,13,opt,name=dt,proto3" json:"dt,omitempty"`
+	Dt float64 `protobuf:"fixed64,13,opt,name=dt,proto3" json:"dt,omitempty"`
+	// The backend that runs this env's episodes on this bridge: "fast" (the
+	// episodes of a call stepped in lockstep, v5 reward and termination in
+	// numpy, bit-identical to gymnasium) or "gymnasium" (one gymnasium env per
+	// episode, the reference). It follows the bridge's --backend flag and
+	// whether the fast backend honours the env id and kwargs.
+	Backend       string `protobuf:"bytes,14,opt,name=backend,proto3" json:"backend,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -340,6 +346,13 @@ func (x *DescribeResponse) GetDt() float64 {
 		return x.Dt
 	}
 	return 0
+}
+
+func (x *DescribeResponse) GetBackend() string {
+	if x != nil {
+		return x.Backend
+	}
+	return ""
 }
 
 type ListEnvsRequest struct {
@@ -888,7 +901,7 @@ const file_envbridge_v1_envbridge_proto_rawDesc = "" +
 	"\x06kwargs\x18\x02 \x03(\v2).envbridge.v1.DescribeRequest.KwargsEntryR\x06kwargs\x1aS\n" +
 	"\vKwargsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12.\n" +
-	"\x05value\x18\x02 \x01(\v2\x18.envbridge.v1.KwargValueR\x05value:\x028\x01\"\x90\x04\n" +
+	"\x05value\x18\x02 \x01(\v2\x18.envbridge.v1.KwargValueR\x05value:\x028\x01\"\xaa\x04\n" +
 	"\x10DescribeResponse\x12!\n" +
 	"\frequested_id\x18\x01 \x01(\tR\vrequestedId\x12\x1f\n" +
 	"\vresolved_id\x18\x02 \x01(\tR\n" +
@@ -908,7 +921,8 @@ const file_envbridge_v1_envbridge_proto_rawDesc = "" +
 	" \x01(\x01H\x00R\x14paperRewardThreshold\x88\x01\x01\x12+\n" +
 	"\x11gymnasium_version\x18\v \x01(\tR\x10gymnasiumVersion\x12%\n" +
 	"\x0emujoco_version\x18\f \x01(\tR\rmujocoVersion\x12\x0e\n" +
-	"\x02dt\x18\r \x01(\x01R\x02dtB\x19\n" +
+	"\x02dt\x18\r \x01(\x01R\x02dt\x12\x18\n" +
+	"\abackend\x18\x0e \x01(\tR\abackendB\x19\n" +
 	"\x17_paper_reward_threshold\"\x11\n" +
 	"\x0fListEnvsRequest\"\xae\x01\n" +
 	"\x10ListEnvsResponse\x12\x17\n" +
