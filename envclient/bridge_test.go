@@ -135,16 +135,16 @@ func TestBridgeDescribeAndList(t *testing.T) {
 		t.Errorf("Describe(Hopper-v1) = %+v", info)
 	}
 	// The bridge's default backend (auto) serves Hopper-v5 fast; a kwarg the
-	// fast backend does not honour (width: rendering only) leaves it to gymnasium.
+	// fast backend does not serve (Hopper-v4) is left to gymnasium.
 	if info.Backend != "fast" && os.Getenv("STPIS_BRIDGE_BACKEND") == "" {
 		t.Errorf("Describe(Hopper-v1).Backend = %q, want fast", info.Backend)
 	}
-	wide, err := c.Describe(ctx, "Hopper-v5", envclient.Kwargs{"width": 64})
+	wide, err := c.Describe(ctx, "Hopper-v4", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if wide.Backend != "gymnasium" {
-		t.Errorf("Describe(Hopper-v5, width=64).Backend = %q, want gymnasium", wide.Backend)
+		t.Errorf("Describe(Hopper-v4).Backend = %q, want gymnasium", wide.Backend)
 	}
 	list, err := c.ListEnvs(ctx)
 	if err != nil {
