@@ -21,7 +21,7 @@ from stpis_bridge import backends, envs, fast
 from stpis_bridge.rollout import EpisodeOutcome, LinearPolicy, run_episode
 from stpis_bridge.server import ServerConfig, parse_config, serve
 from stpis_bridge.worker import EpisodeTask
-from tests.conftest import TEST_LIMITS, hopper_spec, kw, random_w
+from tests.conftest import TEST_LIMITS, hopper_spec, random_w
 
 PAPER_TASKS = ["Swimmer-v5", "Hopper-v5", "HalfCheetah-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5"]
 # Weight scales that keep each task's episodes varied but not instantly over.
