@@ -57,7 +57,7 @@ func Bench(ctx context.Context, cfg Config) (*BenchResult, error) {
 		return nil, errf("%w", err)
 	}
 	p := convex.SyntheticRidge(m, n, cfg.Seed)
-	_, fs, err := p.Solve()
+	_, fs, err := p.Solve(ctx)
 	if err != nil {
 		return nil, errf("%w", err)
 	}
@@ -98,10 +98,11 @@ func Bench(ctx context.Context, cfg Config) (*BenchResult, error) {
 	}
 	res.Seconds = time.Since(start).Seconds()
 
-	a := make([]float64, 0, m*n)
-	for r := range m {
-		for j := range n {
-			a = append(a, p.Cols[j][r])
+	a := make([]float64, m*n)
+	for j := range n {
+		rows, vals := p.A.Col(j)
+		for k, r := range rows {
+			a[r*n+j] = vals[k]
 		}
 	}
 	bp := benchProblem{M: m, N: n, A: a, Y: p.Y, Lambda: p.Lambda, FStar: fs, TargetGap: target, F0: p.Func(make([]float64, n))}

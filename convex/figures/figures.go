@@ -131,7 +131,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 				m: m, n: n, iters: itersFor(n),
 				make: func(r int) (convex.Problem, float64, error) {
 					p := convex.SyntheticRidge(m, n, cfg.Seed*1000+uint64(r))
-					_, fs, err := p.Solve()
+					_, fs, err := p.Solve(ctx)
 					return p, fs, err
 				},
 			})
@@ -150,7 +150,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 			if err != nil {
 				return nil, errf("%s: %w", ds, err)
 			}
-			cols := d.Columns()
+			cols := d.Matrix()
 			m, n := d.Rows(), d.Features
 			spec := caseSpec{figure: fig, m: m, n: n, iters: itersFor(n)}
 			if fig == "figure2" {
@@ -158,7 +158,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 				if err != nil {
 					return nil, errf("%w", err)
 				}
-				_, fs, err := p.Solve()
+				_, fs, err := p.Solve(ctx)
 				if err != nil {
 					return nil, errf("%s: %w", ds, err)
 				}

@@ -15,7 +15,7 @@ import (
 // f monotonically, and STP_IS ends with a smaller gap than STP.
 func TestRunSTP(t *testing.T) {
 	p := convex.SyntheticRidge(100, 100, 1)
-	_, fs, err := p.Solve()
+	_, fs, err := p.Solve(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
