@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -321,4 +323,42 @@ func canceled() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return ctx
+}
+
+// BenchmarkIteration is one STP iteration's work on a 50000-row LIBSVM-like
+// problem (123 features, 14 non-zeros a row, like a9a): three values along
+// a coordinate and a move.
+func BenchmarkIteration(b *testing.B) {
+	const m, n, perRow = 50000, 123, 14
+	r := rand.New(rand.NewPCG(1, 2))
+	var text strings.Builder
+	for range m {
+		text.WriteString([]string{"+1", "-1"}[r.IntN(2)])
+		idx := r.Perm(n)[:perRow]
+		slices.Sort(idx)
+		for _, j := range idx {
+			fmt.Fprintf(&text, " %d:1", j+1)
+		}
+		text.WriteByte('\n')
+	}
+	d, err := ReadLIBSVM(strings.NewReader(text.String()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	y, _ := d.BinaryLabels()
+	a := d.Matrix()
+	ridge, _ := NewRidge(a, y, 1/float64(m))
+	svm, _ := NewSVM(a, y, 1)
+	for _, p := range []Problem{ridge, svm} {
+		b.Run(fmt.Sprintf("%T", p)[8:], func(b *testing.B) {
+			c := p.NewCursor(make([]float64, n))
+			for k := 0; b.Loop(); k++ {
+				i := k % n
+				c.Along(i, 1e-8)
+				c.Along(i, 1e-3)
+				c.Along(i, -1e-3)
+				c.Move(i, 1e-3)
+			}
+		})
+	}
 }

@@ -221,9 +221,15 @@ type ridgeCursor struct {
 	p      *Ridge
 	x, r   []float64
 	rr, xx float64
+	// A(:,di)ᵀr, kept while x does not move: the probe, x+ and x− of an
+	// iteration share it.
+	di    int
+	dv    float64
+	dMemo bool
 }
 
 func (c *ridgeCursor) Reset(x []float64) {
+	c.dMemo = false
 	c.x = append(c.x[:0], x...)
 	c.r = c.p.residual(c.x)
 	c.rr, c.xx = dot(c.r, c.r), dot(c.x, c.x)
@@ -236,12 +242,16 @@ func (c *ridgeCursor) Value() float64 {
 }
 
 func (c *ridgeCursor) Along(i int, alpha float64) float64 {
-	ar := c.p.A.ColDot(i, c.r)
+	if !c.dMemo || c.di != i {
+		c.di, c.dv, c.dMemo = i, c.p.A.ColDot(i, c.r), true
+	}
+	ar := c.dv
 	d := (2*alpha*ar+alpha*alpha*c.p.sq[i])/(2*float64(c.p.M())) + c.p.Lambda/2*(2*alpha*c.x[i]+alpha*alpha)
 	return c.Value() + d
 }
 
 func (c *ridgeCursor) Move(i int, alpha float64) {
+	c.dMemo = false
 	rows, vals := c.p.A.Col(i)
 	for k, j := range rows {
 		old := c.r[j]
@@ -254,7 +264,10 @@ func (c *ridgeCursor) Move(i int, alpha float64) {
 
 // SVM is the squared-hinge SVM f(x) = ½ Σ_j max(0, 1 − y_j a_jᵀx)² + λ/2 ‖x‖²
 // (a_j is row j of A, y_j = ±1), with L_i = ‖A(:,i)‖² + λ.
-type SVM struct{ data }
+type SVM struct {
+	data
+	yv []float64 // y_j A_ji for each non-zero of A, in A.Val's order
+}
 
 var _ Problem = (*SVM)(nil)
 
@@ -271,7 +284,11 @@ func NewSVM(a *CSC, y []float64, lambda float64) (*SVM, error) {
 			return nil, fmt.Errorf("convex: svm: label %d is %v, want ±1", j, l)
 		}
 	}
-	return &SVM{d}, nil
+	yv := make([]float64, len(a.Val))
+	for k, j := range a.RowIdx {
+		yv[k] = y[j] * a.Val[k]
+	}
+	return &SVM{data: d, yv: yv}, nil
 }
 
 // Lipschitz returns L_i = ‖A(:,i)‖² + λ.
@@ -395,6 +412,12 @@ func (p *SVM) active(z []float64) []float64 {
 	return w
 }
 
+// col returns the rows of column i's non-zeros and y_j A_ji on them.
+func (p *SVM) col(i int) ([]int, []float64) {
+	lo, hi := p.A.ColPtr[i], p.A.ColPtr[i+1]
+	return p.A.RowIdx[lo:hi], p.yv[lo:hi]
+}
+
 // NewCursor returns a cursor at x.
 func (p *SVM) NewCursor(x []float64) Cursor {
 	c := &svmCursor{p: p}
@@ -420,19 +443,19 @@ func (c *svmCursor) Value() float64 { return c.loss + c.p.Lambda/2*c.xx }
 
 func (c *svmCursor) Along(i int, alpha float64) float64 {
 	s := c.loss
-	rows, vals := c.p.A.Col(i)
+	rows, yv := c.p.col(i)
 	for k, j := range rows {
-		s += hinge2(c.z[j]+alpha*c.p.Y[j]*vals[k]) - hinge2(c.z[j])
+		s += hinge2(c.z[j]+alpha*yv[k]) - hinge2(c.z[j])
 	}
 	xi := c.x[i]
 	return s + c.p.Lambda/2*(c.xx+alpha*(2*xi+alpha))
 }
 
 func (c *svmCursor) Move(i int, alpha float64) {
-	rows, vals := c.p.A.Col(i)
+	rows, yv := c.p.col(i)
 	for k, j := range rows {
 		old := c.z[j]
-		c.z[j] += alpha * c.p.Y[j] * vals[k]
+		c.z[j] += alpha * yv[k]
 		c.loss += hinge2(c.z[j]) - hinge2(old)
 	}
 	c.xx += alpha * (2*c.x[i] + alpha)
