@@ -171,8 +171,8 @@ func TestTable(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 	for _, r := range rows {
-		if r.Theory < 1 || r.Theory > float64(r.N) {
-			t.Errorf("%s: theory ratio %v outside [1, n]", r.Problem, r.Theory)
+		if r.Theory < 1 || r.Theory > float64(r.N) || r.StepX0 < r.Theory/2 || r.StepX0 > r.Theory {
+			t.Errorf("%s: theory ratio %v outside [1, n], or one-step ratio %v outside [theory/2, theory]", r.Problem, r.Theory, r.StepX0)
 		}
 		for k, c := range r.Cells {
 			if c.STP <= 0 || c.STPIS <= 0 || k > 0 && (c.STP < r.Cells[k-1].STP || c.STPIS < r.Cells[k-1].STPIS) {
