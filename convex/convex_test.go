@@ -31,6 +31,7 @@ func TestReadLIBSVMMalformed(t *testing.T) {
 		{"decreasing", "+1 1:1 2:2\n-1 3:1 2:1\n", "line 2"},
 		{"bad value", "+1 1:0.5 2:abc\n", "line 1"},
 		{"NaN value", "# comment\n+1 1:NaN\n", "line 2"},
+		{"huge index", "+1 1:1\n-1 2:1 99999999999:1\n", "line 2"},
 	} {
 		_, err := ReadLIBSVM(strings.NewReader(c.text))
 		if !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), c.line+":") {

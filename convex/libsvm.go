@@ -16,6 +16,10 @@ import (
 // line number.
 var ErrFormat = errors.New("convex: bad LIBSVM data")
 
+// MaxFeatures is the largest feature index ReadLIBSVM accepts (Matrix
+// allocates one column pointer per feature).
+const MaxFeatures = 1 << 26
+
 // Dataset is a sparse data set read from a LIBSVM/svmlight file. Feature
 // indices are stored 0-based (the file's are 1-based).
 type Dataset struct {
@@ -61,6 +65,9 @@ func ReadLIBSVM(r io.Reader) (*Dataset, error) {
 			i, err := strconv.Atoi(is)
 			if err != nil || i < 1 {
 				return nil, fmt.Errorf("%w: line %d: bad index %q (1-based)", ErrFormat, line, is)
+			}
+			if i > MaxFeatures {
+				return nil, fmt.Errorf("%w: line %d: index %d above the limit of %d features", ErrFormat, line, i, MaxFeatures)
 			}
 			if len(idx) > 0 && i-1 <= idx[len(idx)-1] {
 				return nil, fmt.Errorf("%w: line %d: index %d not increasing", ErrFormat, line, i)

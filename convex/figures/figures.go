@@ -122,8 +122,11 @@ func libsvmCases(cfg Config) ([]libsvmCase, error) {
 		if err != nil {
 			return nil, errf("%w", err)
 		}
-		if d.Rows() == 0 || d.Features == 0 {
+		switch {
+		case d.Rows() == 0 || d.Features == 0:
 			return nil, errf("%s: no data (%d rows, %d features)", path, d.Rows(), d.Features)
+		case d.Features > convex.MaxSolveDim:
+			return nil, errf("%s: %d features, above the exact solve's limit of %d", path, d.Features, convex.MaxSolveDim)
 		}
 		a := d.Matrix()
 		name := filepath.Base(path)

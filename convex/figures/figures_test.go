@@ -216,6 +216,10 @@ func TestMainErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("+1 1:0.5\n-1 2:0.1 1:3\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	wide := filepath.Join(t.TempDir(), "wide.txt")
+	if err := os.WriteFile(wide, []byte("+1 1:0.5 20000:1\n-1 2:1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	three := filepath.Join(t.TempDir(), "three.txt")
 	if err := os.WriteFile(three, []byte("1 1:0.5\n2 1:1\n3 1:2\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -226,6 +230,7 @@ func TestMainErrors(t *testing.T) {
 	}{
 		{[]string{"--data", bad}, "line 2: index 1 not increasing"},
 		{[]string{"--data", three, "--problem", "svm"}, "3 distinct labels"},
+		{[]string{"--data", wide}, "20000 features, above the exact solve's limit of 10000"},
 		{[]string{"--data", fixture, "--problem", "lasso"}, `unknown --problem "lasso"`},
 		{[]string{"--lambda", "-1"}, "--lambda -1: want finite and > 0"},
 		{[]string{"--runs", "0"}, "--runs 0: want at least 1"},
