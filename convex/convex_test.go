@@ -326,10 +326,9 @@ func canceled() context.Context {
 	return ctx
 }
 
-// BenchmarkIteration is one STP iteration's work on a 50000-row LIBSVM-like
-// problem (123 features, 14 non-zeros a row, like a9a): three values along
-// a coordinate and a move.
-func BenchmarkIteration(b *testing.B) {
+// a9aLike returns a 50000-row LIBSVM data set with 123 binary features, 14
+// non-zeros a row, like a9a.
+func a9aLike(b *testing.B) *Dataset {
 	const m, n, perRow = 50000, 123, 14
 	r := rand.New(rand.NewPCG(1, 2))
 	var text strings.Builder
@@ -346,6 +345,29 @@ func BenchmarkIteration(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	return d
+}
+
+// BenchmarkBuild builds the sparse matrix and both problems of a9aLike.
+func BenchmarkBuild(b *testing.B) {
+	d := a9aLike(b)
+	y, _ := d.BinaryLabels()
+	for b.Loop() {
+		a := d.Matrix()
+		if _, err := NewRidge(a, y, 1); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := NewSVM(a, y, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIteration is one STP iteration's work on a9aLike: three values
+// along a coordinate and a move.
+func BenchmarkIteration(b *testing.B) {
+	d := a9aLike(b)
+	const m, n = 50000, 123
 	y, _ := d.BinaryLabels()
 	a := d.Matrix()
 	ridge, _ := NewRidge(a, y, 1/float64(m))
