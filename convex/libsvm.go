@@ -16,6 +16,10 @@ import (
 // line number.
 var ErrFormat = errors.New("convex: bad LIBSVM data")
 
+// MaxFeatures is the largest feature index ReadLIBSVM accepts (Matrix
+// allocates one column pointer per feature).
+const MaxFeatures = 1 << 26
+
 // Dataset is a sparse data set read from a LIBSVM/svmlight file. Feature
 // indices are stored 0-based (the file's are 1-based).
 type Dataset struct {
@@ -61,6 +65,9 @@ func ReadLIBSVM(r io.Reader) (*Dataset, error) {
 			i, err := strconv.Atoi(is)
 			if err != nil || i < 1 {
 				return nil, fmt.Errorf("%w: line %d: bad index %q (1-based)", ErrFormat, line, is)
+			}
+			if i > MaxFeatures {
+				return nil, fmt.Errorf("%w: line %d: index %d above the limit of %d features", ErrFormat, line, i, MaxFeatures)
 			}
 			if len(idx) > 0 && i-1 <= idx[len(idx)-1] {
 				return nil, fmt.Errorf("%w: line %d: index %d not increasing", ErrFormat, line, i)
@@ -115,17 +122,37 @@ func (d *Dataset) BinaryLabels() ([]float64, error) {
 	return out, nil
 }
 
-// Columns returns the data as dense columns: Columns()[j][r] is feature j
-// of row r (m = Rows(), n = Features).
-func (d *Dataset) Columns() [][]float64 {
-	cols := make([][]float64, d.Features)
-	for j := range cols {
-		cols[j] = make([]float64, d.Rows())
+// Targets returns the labels the ridge problem fits: BinaryLabels when
+// the file has two distinct labels (classification data), the labels
+// themselves otherwise (regression data).
+func (d *Dataset) Targets() []float64 {
+	if y, err := d.BinaryLabels(); err == nil && len(slices.Compact(slices.Sorted(slices.Values(d.Labels)))) == 2 {
+		return y
 	}
+	return append([]float64(nil), d.Labels...)
+}
+
+// Matrix returns the data as an m×n sparse matrix (m = Rows(), n =
+// Features): row r of A is the feature vector of row r of the file. It
+// costs O(non-zeros); no dense column is built.
+func (d *Dataset) Matrix() *CSC {
+	a := &CSC{M: d.Rows(), N: d.Features, ColPtr: make([]int, d.Features+1)}
 	for r := range d.Index {
-		for k, j := range d.Index[r] {
-			cols[j][r] = d.Value[r][k]
+		for _, j := range d.Index[r] {
+			a.ColPtr[j+1]++
 		}
 	}
-	return cols
+	for j := range d.Features {
+		a.ColPtr[j+1] += a.ColPtr[j]
+	}
+	nnz := a.ColPtr[d.Features]
+	a.RowIdx, a.Val = make([]int, nnz), make([]float64, nnz)
+	next := append([]int(nil), a.ColPtr[:d.Features]...)
+	for r := range d.Index {
+		for k, j := range d.Index[r] {
+			a.RowIdx[next[j]], a.Val[next[j]] = r, d.Value[r][k]
+			next[j]++
+		}
+	}
+	return a
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -46,18 +45,23 @@ type benchProblem struct {
 
 // Bench runs the `make bench-convex` benchmark: synthetic ridge, m = 100,
 // n = 1000, 15000 iterations, cfg.Runs runs of STP and STP_IS on one data
-// set (seed cfg.Seed) with different method seeds. It writes
+// set (seed cfg.Seed) with different method seeds, with the paper's probe
+// t = 1e-4 unless cfg.T is set. It writes
 // bench_problem.json (A, y, λ, f*, the target gap) and bench_result.json
 // into cfg.Out, prints a table to cfg.Log and returns the result.
 func Bench(ctx context.Context, cfg Config) (*BenchResult, error) {
 	cfg.defaults()
 	start := time.Now()
 	const m, n, iters = 100, 1000, 15000
+	t := cfg.T
+	if t == 0 {
+		t = 1e-4 // the paper's, as in the figures measured before ProbeT
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, errf("%w", err)
 	}
 	p := convex.SyntheticRidge(m, n, cfg.Seed)
-	_, fs, err := p.Solve()
+	_, fs, err := p.Solve(ctx)
 	if err != nil {
 		return nil, errf("%w", err)
 	}
@@ -67,14 +71,11 @@ func Bench(ctx context.Context, cfg Config) (*BenchResult, error) {
 		curves := make([][]float64, cfg.Runs)
 		var evals []int64
 		for r := range cfg.Runs {
-			tr, err := RunSTP(ctx, p, me.sampling, iters, cfg.T, cfg.Seed*7919+uint64(r)*104729+uint64(mi))
+			tr, err := RunSTP(ctx, p, me.sampling, iters, t, runSeed(cfg.Seed, r, mi))
 			if err != nil {
 				return nil, errf("bench %s run %d: %w", me.name, r, err)
 			}
-			c := make([]float64, len(tr.F))
-			for i, f := range tr.F {
-				c[i] = math.Max(f-fs, 1e-16)
-			}
+			c := gapCurve(tr.F, fs)
 			// The final value from scratch, not from the cursor.
 			curves[r], evals = c, tr.Evals
 			finals[mi] = append(finals[mi], c[len(c)-1])
@@ -91,17 +92,18 @@ func Bench(ctx context.Context, cfg Config) (*BenchResult, error) {
 	res := &BenchResult{Problem: "ridge-synthetic", N: n, M: m, Runs: cfg.Runs, Iters: iters,
 		StpGap: median(finals[0]), StpisGap: median(finals[1])}
 	target := bands[0].Median[len(bands[0].Median)-1]
-	res.StpEvals = firstBelow(bands[0].Median, bands[0].Evals, target)
-	res.StpisEval = firstBelow(bands[1].Median, bands[1].Evals, target)
+	res.StpEvals = EvalsToTarget(bands[0].Median, bands[0].Evals, target)
+	res.StpisEval = EvalsToTarget(bands[1].Median, bands[1].Evals, target)
 	if res.StpEvals > 0 && res.StpisEval > 0 {
 		res.Speedup = finite(float64(res.StpEvals) / float64(res.StpisEval))
 	}
 	res.Seconds = time.Since(start).Seconds()
 
-	a := make([]float64, 0, m*n)
-	for r := range m {
-		for j := range n {
-			a = append(a, p.Cols[j][r])
+	a := make([]float64, m*n)
+	for j := range n {
+		rows, vals := p.A.Col(j)
+		for k, r := range rows {
+			a[r*n+j] = vals[k]
 		}
 	}
 	bp := benchProblem{M: m, N: n, A: a, Y: p.Y, Lambda: p.Lambda, FStar: fs, TargetGap: target, F0: p.Func(make([]float64, n))}

@@ -16,15 +16,30 @@ import (
 
 // Config configures Run. Zero values mean the documented defaults.
 type Config struct {
-	Out  string // output directory, default "out/convex"
-	Data string // LIBSVM directory, default "../shared/data"
-	Runs int    // runs per method and case, default 10
-	Seed uint64 // base seed (default 0)
-	// Only selects "figure1", "figure2", "figure3" or "bench"; empty runs
-	// the three figures.
+	Out string // output directory, default "out/convex"
+	// Data is the directory that holds the shipped LIBSVM files
+	// heart_scale, australian_scale and mushrooms; default "../shared/data".
+	Data string
+	// DataFile, if set, is one LIBSVM file that Figures 2–3 and the table
+	// run on instead of the shipped three.
+	DataFile string
+	// Problem is "ridge" (Figure 2), "svm" (Figure 3) or "" (both) for the
+	// LIBSVM cases.
+	Problem string
+	// Lambda is λ of the LIBSVM problems; 0 means the defaults, 1/m for
+	// ridge (the paper's) and 1 for the squared SVM (see convex.NewSVM).
+	Lambda float64
+	Runs   int    // runs per method and case, default 10
+	Seed   uint64 // base seed (default 0)
+	// Only selects "figure1", "figure2", "figure3", "table" or "bench";
+	// empty runs the three figures.
 	Only string
-	// T is the finite-difference probe, default 1e-4 (the paper's).
+	// T is the finite-difference probe. 0 means ProbeT's t for each
+	// problem, except in the benchmark, which keeps the paper's 1e-4 so
+	// that its figures stay comparable with earlier ones.
 	T float64
+	// MaxEvals caps each run of the table (Only "table"); default 3e7.
+	MaxEvals int64
 	// Log receives one line per finished case; nil discards.
 	Log io.Writer
 }
@@ -39,12 +54,108 @@ func (c *Config) defaults() {
 	if c.Runs == 0 {
 		c.Runs = 10
 	}
-	if c.T == 0 {
-		c.T = 1e-4
+	if c.MaxEvals == 0 {
+		c.MaxEvals = 3e7
 	}
 	if c.Log == nil {
 		c.Log = io.Discard
 	}
+}
+
+// probeT returns cfg.T, or ProbeT's t for p when cfg.T is 0.
+func (c *Config) probeT(p convex.Problem) float64 {
+	if c.T != 0 {
+		return c.T
+	}
+	return ProbeT(p.Func(make([]float64, p.Dim())), p.Lipschitz())
+}
+
+// check validates the user-settable fields.
+func (c *Config) check() error {
+	switch c.Only {
+	case "", "figure1", "figure2", "figure3", "table", "bench":
+	default:
+		return errf("unknown --only %q (figure1, figure2, figure3, table, bench)", c.Only)
+	}
+	switch c.Problem {
+	case "", "ridge", "svm":
+	default:
+		return errf("unknown --problem %q (ridge or svm)", c.Problem)
+	}
+	switch {
+	case c.Runs < 1:
+		return errf("--runs %d: want at least 1", c.Runs)
+	case !(c.Lambda >= 0) || math.IsInf(c.Lambda, 0):
+		return errf("--lambda %v: want finite and > 0 (0: the default)", c.Lambda)
+	case !(c.T >= 0) || math.IsInf(c.T, 0):
+		return errf("--t %v: want finite and > 0 (0: ProbeT)", c.T)
+	case c.MaxEvals < 3:
+		return errf("--max-evals %d: want at least 3", c.MaxEvals)
+	}
+	return nil
+}
+
+// libsvmCase is one LIBSVM problem: a data set with ridge or the SVM.
+type libsvmCase struct {
+	data, problem string // data set name; "ridge" or "svm"
+	p             convex.Problem
+	lambda        float64
+	m, n          int
+}
+
+// shipped are the paper's data sets that the project ships.
+var shipped = []string{"heart_scale", "australian_scale", "mushrooms"}
+
+// libsvmCases reads the data (cfg.DataFile, or the shipped three from
+// cfg.Data) and builds the problems cfg.Problem selects, ridge before SVM.
+func libsvmCases(cfg Config) ([]libsvmCase, error) {
+	paths := []string{cfg.DataFile}
+	if cfg.DataFile == "" {
+		paths = paths[:0]
+		for _, ds := range shipped {
+			paths = append(paths, filepath.Join(cfg.Data, ds))
+		}
+	}
+	var cases []libsvmCase
+	for _, path := range paths {
+		d, err := convex.ReadLIBSVMFile(path)
+		if err != nil {
+			return nil, errf("%w", err)
+		}
+		switch {
+		case d.Rows() == 0 || d.Features == 0:
+			return nil, errf("%s: no data (%d rows, %d features)", path, d.Rows(), d.Features)
+		case d.Features > convex.MaxSolveDim:
+			return nil, errf("%s: %d features, above the exact solve's limit of %d", path, d.Features, convex.MaxSolveDim)
+		}
+		a := d.Matrix()
+		name := filepath.Base(path)
+		for _, kind := range []string{"ridge", "svm"} {
+			if cfg.Problem != "" && cfg.Problem != kind {
+				continue
+			}
+			c := libsvmCase{data: name, problem: kind, lambda: cfg.Lambda, m: a.M, n: a.N}
+			if kind == "ridge" {
+				if c.lambda == 0 {
+					c.lambda = 1 / float64(a.M)
+				}
+				c.p, err = convex.NewRidge(a, d.Targets(), c.lambda)
+			} else {
+				if c.lambda == 0 {
+					c.lambda = 1
+				}
+				var y []float64
+				if y, err = d.BinaryLabels(); err == nil {
+					c.p, err = convex.NewSVM(a, y, c.lambda)
+				}
+			}
+			if err != nil {
+				return nil, errf("%s: %w", path, err)
+			}
+			cases = append(cases, c)
+		}
+	}
+	return cases, nil
 }
 
 // MethodSummary summarizes the runs of one method on one case. Values are
@@ -70,6 +181,7 @@ type CaseSummary struct {
 	Runs       int             `json:"runs"`
 	Metric     string          `json:"metric"`
 	FStar      *float64        `json:"fstar,omitempty"`
+	T          float64         `json:"t"`
 	Lambda     float64         `json:"lambda"`
 	Speedup    *float64        `json:"speedup"`
 	Methods    []MethodSummary `json:"methods"`
@@ -81,26 +193,13 @@ type CaseSummary struct {
 type Summary struct {
 	Seed  uint64        `json:"seed"`
 	Runs  int           `json:"runs"`
-	T     float64       `json:"t"`
 	Cases []CaseSummary `json:"cases"`
-}
-
-// itersFor is the paper's protocol: 500 iterations for n ≤ 10, 5000 for
-// n ≤ 100, 15000 beyond.
-func itersFor(n int) int {
-	switch {
-	case n <= 10:
-		return 500
-	case n <= 100:
-		return 5000
-	}
-	return 15000
 }
 
 type caseSpec struct {
 	figure, name, problem string
 	m, n, iters           int
-	// make returns the problem for run r and f* (NaN: metric is f).
+	// make returns the problem for run r and f*.
 	make func(r int) (convex.Problem, float64, error)
 }
 
@@ -113,69 +212,55 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		_, err := Bench(ctx, cfg)
 		return nil, err
 	}
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Only == "table" {
+		_, err := Table(ctx, cfg)
+		return nil, err
+	}
 	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
 		return nil, errf("%w", err)
 	}
 	var specs []caseSpec
-	want := func(f string) bool { return cfg.Only == "" || cfg.Only == f }
-	switch cfg.Only {
-	case "", "figure1", "figure2", "figure3":
-	default:
-		return nil, errf("unknown --only %q (figure1, figure2, figure3, bench)", cfg.Only)
-	}
+	// With a data file, the default is its two figures.
+	want := func(f string) bool { return cfg.Only == f || cfg.Only == "" && (cfg.DataFile == "" || f != "figure1") }
 	if want("figure1") {
 		for _, mn := range [][2]int{{1000, 10}, {10000, 10}, {100000, 10}, {100, 10}, {100, 100}, {100, 1000}} {
 			m, n := mn[0], mn[1]
 			specs = append(specs, caseSpec{
 				figure: "figure1", name: fmt.Sprintf("ridge_synthetic_m%d_n%d", m, n), problem: "ridge-synthetic",
-				m: m, n: n, iters: itersFor(n),
+				m: m, n: n, iters: Iterations(n),
 				make: func(r int) (convex.Problem, float64, error) {
 					p := convex.SyntheticRidge(m, n, cfg.Seed*1000+uint64(r))
-					_, fs, err := p.Solve()
+					_, fs, err := p.Solve(ctx)
 					return p, fs, err
 				},
 			})
 		}
 	}
-	for _, fig := range []string{"figure2", "figure3"} {
-		if !want(fig) {
-			continue
+	if want("figure2") || want("figure3") {
+		cases, err := libsvmCases(cfg)
+		if err != nil {
+			return nil, err
 		}
-		for _, ds := range []string{"heart_scale", "australian_scale", "mushrooms"} {
-			d, err := convex.ReadLIBSVMFile(filepath.Join(cfg.Data, ds))
+		for _, c := range cases {
+			fig := map[string]string{"ridge": "figure2", "svm": "figure3"}[c.problem]
+			if !want(fig) {
+				continue
+			}
+			_, fs, err := c.p.Solve(ctx)
 			if err != nil {
-				return nil, errf("%w", err)
+				return nil, errf("%s %s: %w", c.data, c.problem, err)
 			}
-			y, err := d.BinaryLabels()
-			if err != nil {
-				return nil, errf("%s: %w", ds, err)
-			}
-			cols := d.Columns()
-			m, n := d.Rows(), d.Features
-			spec := caseSpec{figure: fig, m: m, n: n, iters: itersFor(n)}
-			if fig == "figure2" {
-				p, err := convex.NewRidge(cols, y, 1/float64(m))
-				if err != nil {
-					return nil, errf("%w", err)
-				}
-				_, fs, err := p.Solve()
-				if err != nil {
-					return nil, errf("%s: %w", ds, err)
-				}
-				spec.name, spec.problem = "ridge_"+ds, "ridge"
-				spec.make = func(int) (convex.Problem, float64, error) { return p, fs, nil }
-			} else {
-				p, err := convex.NewSVM(cols, y, 1)
-				if err != nil {
-					return nil, errf("%w", err)
-				}
-				spec.name, spec.problem = "svm_"+ds, "squared-svm"
-				spec.make = func(int) (convex.Problem, float64, error) { return p, math.NaN(), nil }
-			}
-			specs = append(specs, spec)
+			specs = append(specs, caseSpec{
+				figure: fig, name: c.problem + "_" + c.data, problem: map[string]string{"ridge": "ridge", "svm": "squared-svm"}[c.problem],
+				m: c.m, n: c.n, iters: Iterations(c.n),
+				make: func(int) (convex.Problem, float64, error) { return c.p, fs, nil },
+			})
 		}
 	}
-	sum := &Summary{Seed: cfg.Seed, Runs: cfg.Runs, T: cfg.T}
+	sum := &Summary{Seed: cfg.Seed, Runs: cfg.Runs}
 	for _, sp := range specs {
 		cs, err := runCase(ctx, cfg, sp)
 		if err != nil {
@@ -207,7 +292,11 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return errf("%w", err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	return writeFile(path, string(b)+"\n")
+}
+
+func writeFile(path, text string) error {
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		return errf("%w", err)
 	}
 	return nil
@@ -219,8 +308,20 @@ var methods = []struct {
 	sampling stp.Sampling
 }{{"STP", stp.Uniform}, {"STP_IS", stp.ISL}}
 
+// runSeed is the method seed of run r of method mi.
+func runSeed(base uint64, r, mi int) uint64 { return base*7919 + uint64(r)*104729 + uint64(mi) }
+
+// gapCurve returns f − f*, clamped below at 1e-16 for the log axis.
+func gapCurve(F []float64, fs float64) []float64 {
+	c := make([]float64, len(F))
+	for i, f := range F {
+		c[i] = math.Max(f-fs, 1e-16)
+	}
+	return c
+}
+
 // runCase runs every method cfg.Runs times on one case. The metric curves
-// are f − f* (clamped below at 1e-16 for the log axis) or f.
+// are f − f*.
 func runCase(ctx context.Context, cfg Config, sp caseSpec) (CaseSummary, error) {
 	start := time.Now()
 	cs := CaseSummary{Figure: sp.figure, Name: sp.name, Problem: sp.problem, M: sp.m, N: sp.n, Iterations: sp.iters, Runs: cfg.Runs}
@@ -239,20 +340,13 @@ func runCase(ctx context.Context, cfg Config, sp caseSpec) (CaseSummary, error) 
 			case *convex.SVM:
 				cs.Lambda = q.Lambda
 			}
-			tr, err := RunSTP(ctx, p, me.sampling, sp.iters, cfg.T, cfg.Seed*7919+uint64(r)*104729+uint64(mi))
+			cs.T = cfg.probeT(p)
+			tr, err := RunSTP(ctx, p, me.sampling, sp.iters, cs.T, runSeed(cfg.Seed, r, mi))
 			if err != nil {
 				return cs, errf("%s %s run %d: %w", sp.name, me.name, r, err)
 			}
-			c := tr.F
-			cs.Metric = "f"
-			if !math.IsNaN(fs) {
-				cs.Metric, cs.FStar = "f - f*", finite(fs)
-				c = make([]float64, len(tr.F))
-				for i, f := range tr.F {
-					c[i] = math.Max(f-fs, 1e-16)
-				}
-			}
-			curves[r], evals = c, tr.Evals
+			cs.Metric, cs.FStar = "f - f*", finite(fs)
+			curves[r], evals = gapCurve(tr.F, fs), tr.Evals
 		}
 		bands[mi] = summarize(curves, evals)
 	}
@@ -263,7 +357,7 @@ func runCase(ctx context.Context, cfg Config, sp caseSpec) (CaseSummary, error) 
 		cs.Methods = append(cs.Methods, MethodSummary{
 			Method: me.name, FinalMean: finite(b.Mean[last]), FinalMedian: finite(b.Median[last]),
 			FinalBest: finite(b.Best[last]), FinalWorst: finite(b.Wors[last]), Evaluations: b.Evals[last],
-			EvalsToSTPFinal: firstBelow(b.Median, b.Evals, target),
+			EvalsToSTPFinal: EvalsToTarget(b.Median, b.Evals, target),
 		})
 	}
 	if e0, e1 := cs.Methods[0].EvalsToSTPFinal, cs.Methods[1].EvalsToSTPFinal; e0 > 0 && e1 > 0 {

@@ -24,6 +24,47 @@ type Trace struct {
 // Values come from a convex.Cursor, whose residuals are recomputed from
 // scratch every max(n, 100) iterations to shed rounding drift.
 func RunSTP(ctx context.Context, p convex.Problem, sampling stp.Sampling, iters int, t float64, seed uint64) (Trace, error) {
+	tr := Trace{F: make([]float64, 0, iters+1), Evals: make([]int64, 0, iters+1)}
+	err := drive(ctx, p, sampling, iters, t, seed, func(f float64, evals int64) bool {
+		tr.F = append(tr.F, f)
+		tr.Evals = append(tr.Evals, evals)
+		return true
+	})
+	return tr, err
+}
+
+// EvalsToGaps runs STP or STP_IS as RunSTP does, for at most maxEvals
+// evaluations, and returns for each relative gap g of gaps the
+// evaluations spent when f(x_k) − fStar first fell to g·(f(x_0) − fStar),
+// or −1 if it did not. It stops as soon as every gap is reached and keeps
+// no trace, so runs of millions of iterations cost no memory.
+func EvalsToGaps(ctx context.Context, p convex.Problem, fStar float64, sampling stp.Sampling, gaps []float64, maxEvals int64, t float64, seed uint64) ([]int64, error) {
+	out := make([]int64, len(gaps))
+	for i := range out {
+		out[i] = -1
+	}
+	var r0 float64
+	left := len(gaps)
+	first := true
+	err := drive(ctx, p, sampling, int(min(maxEvals/3, math.MaxInt32)), t, seed, func(f float64, evals int64) bool {
+		if first {
+			r0, first = f-fStar, false
+		}
+		for i, g := range gaps {
+			if out[i] < 0 && f-fStar <= g*r0 {
+				out[i] = evals
+				left--
+			}
+		}
+		return left > 0
+	})
+	return out, err
+}
+
+// drive runs up to iters iterations and calls visit with f(x_k) and the
+// evaluations spent, for x_0 and after every iteration; it stops early
+// when visit returns false.
+func drive(ctx context.Context, p convex.Problem, sampling stp.Sampling, iters int, t float64, seed uint64, visit func(f float64, evals int64) bool) error {
 	n := p.Dim()
 	s, err := stp.NewStepper(make([]float64, n), stp.Settings{
 		Sampling: sampling,
@@ -33,20 +74,20 @@ func RunSTP(ctx context.Context, p convex.Problem, sampling stp.Sampling, iters 
 		Seed:     seed,
 	})
 	if err != nil {
-		return Trace{}, err
+		return err
 	}
 	cur := p.NewCursor(make([]float64, n))
-	tr := Trace{F: make([]float64, 0, iters+1), Evals: make([]int64, 0, iters+1)}
 	refresh := max(n, 100)
+	started := false
 	for s.Iter() < iters {
 		if s.Iter()%1000 == 0 {
 			if err := ctx.Err(); err != nil {
-				return tr, err
+				return err
 			}
 		}
 		b, err := s.Propose()
 		if err != nil {
-			return tr, err
+			return err
 		}
 		vals := make([]float64, len(b.Points))
 		for j, r := range b.Roles {
@@ -61,13 +102,15 @@ func RunSTP(ctx context.Context, p convex.Problem, sampling stp.Sampling, iters 
 				vals[j] = cur.Along(b.Index, -b.Alpha)
 			}
 		}
-		if len(tr.F) == 0 && b.Roles[len(b.Roles)-1] == stp.Center {
-			tr.F = append(tr.F, cur.Value())
-			tr.Evals = append(tr.Evals, 1)
+		if !started && b.Roles[len(b.Roles)-1] == stp.Center {
+			started = true
+			if !visit(cur.Value(), 1) {
+				return nil
+			}
 		}
 		out, err := s.Tell(vals)
 		if err != nil {
-			return tr, err
+			return err
 		}
 		if !out.Completed {
 			continue
@@ -81,10 +124,11 @@ func RunSTP(ctx context.Context, p convex.Problem, sampling stp.Sampling, iters 
 		if s.Iter()%refresh == 0 {
 			cur.Reset(s.X())
 		}
-		tr.F = append(tr.F, cur.Value())
-		tr.Evals = append(tr.Evals, s.Points())
+		if !visit(cur.Value(), s.Points()) {
+			return nil
+		}
 	}
-	return tr, nil
+	return nil
 }
 
 // band is the pointwise mean, median, best and worst of several traces.
@@ -116,17 +160,6 @@ func summarize(curves [][]float64, evals []int64) band {
 		}
 	}
 	return b
-}
-
-// firstBelow returns the evaluations at the first point of curve that is
-// ≤ target, or −1.
-func firstBelow(curve []float64, evals []int64, target float64) int64 {
-	for i, v := range curve {
-		if v <= target {
-			return evals[i]
-		}
-	}
-	return -1
 }
 
 func finite(v float64) *float64 {
