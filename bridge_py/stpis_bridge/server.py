@@ -18,6 +18,7 @@ import dataclasses
 import faulthandler
 import logging
 import os
+import platform
 import signal
 import sys
 import threading
@@ -28,9 +29,12 @@ from types import FrameType
 from typing import Any
 
 import grpc
+import gymnasium
+import mujoco
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+import stpis_bridge
 from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
 from stpis_bridge import fast
 from stpis_bridge.envs import clip
@@ -320,12 +324,22 @@ def serve(config: ServerConfig) -> RunningServer:
     return RunningServer(config, server, pool, health_servicer, host, port)
 
 
+def version() -> str:
+    """Return the bridge's version with those of Python, gymnasium, MuJoCo and grpcio."""
+    return (
+        f"stpis_bridge {stpis_bridge.__version__} (python {platform.python_version()}, "
+        f"gymnasium {gymnasium.__version__}, mujoco {mujoco.__version__}, "
+        f"grpcio {grpc.__version__})"
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m stpis_bridge",
         description="gRPC bridge that runs gymnasium MuJoCo episodes under linear policies. "
         "Prints 'LISTENING host:port' on stdout once ready.",
     )
+    p.add_argument("--version", action="version", version=version())
     p.add_argument("--listen", default=DEFAULT_LISTEN, help="HOST:PORT; port 0 picks a free one")
     p.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: cores)"

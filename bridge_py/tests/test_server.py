@@ -193,3 +193,27 @@ def test_bad_flags_name_the_flag(argv, needle, capsys):
     with pytest.raises(SystemExit):
         parse_config(argv)
     assert needle in capsys.readouterr().err
+
+
+def test_version_flag_names_the_bridge_and_its_libraries() -> None:
+    import pathlib
+    import subprocess
+    import sys
+    import tomllib
+
+    import stpis_bridge
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    out = subprocess.run(
+        [sys.executable, "-m", "stpis_bridge", "--version"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert stpis_bridge.__version__ == project["version"]
+    assert out.startswith(f"stpis_bridge {project['version']} ")
+    for lib in ("gymnasium", "mujoco", "grpcio"):
+        assert lib in out

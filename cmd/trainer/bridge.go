@@ -1,9 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"runtime"
 	"sort"
 	"strings"
@@ -20,7 +20,7 @@ import (
 // connect dials the bridge named by the flags, or starts a local one from
 // .venv when none is named. The returned func closes the client and stops a
 // local bridge.
-func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger, stderr io.Writer) (*envclient.Client, func(), error) {
+func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger) (*envclient.Client, func(), error) {
 	var local *localbridge.Bridge
 	target, workers := bf.bridge, bf.workers
 	if target == "" {
@@ -28,7 +28,7 @@ func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger, stderr io.
 			workers = runtime.NumCPU()
 		}
 		var err error
-		local, err = localbridge.Start(ctx, localbridge.Options{Workers: workers, Stderr: stderr})
+		local, err = localbridge.Start(ctx, localbridge.Options{Workers: workers, Stderr: &lineLogger{log: log.With().Str("component", "bridge").Logger()}})
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting a local bridge (give --bridge to use a running one): %w", err)
 		}
@@ -56,6 +56,28 @@ func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger, stderr io.
 		return nil, nil, fmt.Errorf("bridge %s (waited %s): %w", target, bf.timeout, err)
 	}
 	return c, func() { c.Close(); stopLocal() }, nil
+}
+
+// lineLogger re-emits the local bridge's stderr, line by line, through the
+// trainer's logger (with component=bridge), so that the log stays one JSON
+// object per line.
+type lineLogger struct {
+	log     zerolog.Logger
+	partial []byte
+}
+
+func (l *lineLogger) Write(p []byte) (int, error) {
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		if line := strings.TrimSpace(string(l.partial[:i])); line != "" {
+			l.log.Info().Msg(line)
+		}
+		l.partial = l.partial[i+1:]
+	}
 }
 
 // describe resolves the env, turning NotFound into a message that lists the

@@ -51,7 +51,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	client, closeBridge, err := connect(ctx, bf, log, stderr)
+	client, closeBridge, err := connect(ctx, bf, log)
 	if err != nil {
 		return err
 	}

@@ -164,7 +164,7 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	if err := f.checkFree(cfg); err != nil {
 		return err
 	}
-	client, closeBridge, err := connect(ctx, f.bridgeFlags, log, stderr)
+	client, closeBridge, err := connect(ctx, f.bridgeFlags, log)
 	if err != nil {
 		return err
 	}

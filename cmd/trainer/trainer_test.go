@@ -426,3 +426,26 @@ func TestHorizonCheckedBeforeTraining(t *testing.T) {
 		t.Fatalf("a refused run left %v behind", entries)
 	}
 }
+
+// With a local bridge, the bridge's log lines come through the trainer's
+// logger: the log stays one JSON object per line.
+func TestLocalBridgeLogIsJSON(t *testing.T) {
+	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--k", "paper", "--max-episodes", "12", "--horizon", "20",
+		"--workers", "1", "--out", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	bridgeLines := 0
+	for i, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("log line %d is not one JSON object: %v\n%s", i+1, err, line)
+		}
+		if m["component"] == "bridge" {
+			bridgeLines++
+		}
+	}
+	if bridgeLines == 0 {
+		t.Fatalf("no line of the bridge's came through the logger:\n%s", stderr)
+	}
+}
