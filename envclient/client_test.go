@@ -19,7 +19,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
-	"google.golang.org/protobuf/proto"
 
 	envbridgev1 "github.com/stpis/stpis/proto/envbridge/v1"
 )
@@ -73,7 +72,8 @@ func (f *fakeBridge) Describe(_ context.Context, req *envbridgev1.DescribeReques
 	return &envbridgev1.DescribeResponse{
 		RequestedId: "Hopper-v1", ResolvedId: "Hopper-v5", ResolutionReason: "paper alias",
 		ObservationDim: 11, ActionDim: 3, ActionLow: []float64{-1, -1, -1}, ActionHigh: []float64{1, 1, 1},
-		MaxEpisodeSteps: 1000, FrameSkip: 4, Dt: 0.008, PaperRewardThreshold: proto.Float64(3120),
+		MaxEpisodeSteps: 1000, FrameSkip: 4, Dt: 0.008,
+		Limits: &envbridgev1.BridgeLimits{MaxEpisodesPerCall: 4096, MaxAbsShift: 1e6, ObsStdFloor: 1e-7},
 	}, nil
 }
 
@@ -452,7 +452,7 @@ func TestDescribeAndListEnvs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.ResolvedID != "Hopper-v5" || info.ObsDim != 11 || info.ActDim != 3 || !info.HasPaperThreshold || info.PaperThreshold != 3120 || len(info.ActionLow) != 3 {
+	if info.ResolvedID != "Hopper-v5" || info.ObsDim != 11 || info.ActDim != 3 || info.Limits.MaxEpisodesPerCall != 4096 || info.Limits.ObsStdFloor != 1e-7 || len(info.ActionLow) != 3 {
 		t.Errorf("Describe = %+v", info)
 	}
 	_, err = c.Describe(testCtx(t), "Nope-v0", nil)

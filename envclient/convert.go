@@ -108,6 +108,8 @@ func (e EnvInfo) Check(index int, spec *EpisodeSpec) error {
 		return &SpecError{Index: index, Field: "Rows", Reason: fmt.Sprintf("%d, but %s has a %d-dim action", spec.Rows, e.ResolvedID, e.ActDim)}
 	case spec.Cols != e.ObsDim:
 		return &SpecError{Index: index, Field: "Cols", Reason: fmt.Sprintf("%d, but %s has a %d-dim observation", spec.Cols, e.ResolvedID, e.ObsDim)}
+	case e.Limits.MaxAbsShift > 0 && math.Abs(spec.Shift) > e.Limits.MaxAbsShift:
+		return &SpecError{Index: index, Field: "Shift", Reason: fmt.Sprintf("%g exceeds the bridge's limit %g (its --max-abs-shift)", spec.Shift, e.Limits.MaxAbsShift)}
 	case e.MaxEpisodeSteps > 0 && spec.Horizon > e.MaxEpisodeSteps:
 		return &SpecError{Index: index, Field: "Horizon", Reason: fmt.Sprintf("%d exceeds the %d steps %s allows (its max_episode_steps; set that kwarg to run longer)",
 			spec.Horizon, e.MaxEpisodeSteps, e.ResolvedID)}
@@ -117,21 +119,27 @@ func (e EnvInfo) Check(index int, spec *EpisodeSpec) error {
 
 func envInfoFromProto(r *envbridgev1.DescribeResponse) EnvInfo {
 	return EnvInfo{
-		RequestedID:       r.GetRequestedId(),
-		ResolvedID:        r.GetResolvedId(),
-		ResolutionReason:  r.GetResolutionReason(),
-		ObsDim:            int(r.GetObservationDim()),
-		ActDim:            int(r.GetActionDim()),
-		ActionLow:         append([]float64(nil), r.GetActionLow()...),
-		ActionHigh:        append([]float64(nil), r.GetActionHigh()...),
-		MaxEpisodeSteps:   int(r.GetMaxEpisodeSteps()),
-		FrameSkip:         int(r.GetFrameSkip()),
-		Dt:                r.GetDt(),
-		PaperThreshold:    r.GetPaperRewardThreshold(),
-		HasPaperThreshold: r.PaperRewardThreshold != nil,
-		GymnasiumVersion:  r.GetGymnasiumVersion(),
-		MujocoVersion:     r.GetMujocoVersion(),
-		Backend:           r.GetBackend(),
+		RequestedID:      r.GetRequestedId(),
+		ResolvedID:       r.GetResolvedId(),
+		ResolutionReason: r.GetResolutionReason(),
+		ObsDim:           int(r.GetObservationDim()),
+		ActDim:           int(r.GetActionDim()),
+		ActionLow:        append([]float64(nil), r.GetActionLow()...),
+		ActionHigh:       append([]float64(nil), r.GetActionHigh()...),
+		MaxEpisodeSteps:  int(r.GetMaxEpisodeSteps()),
+		FrameSkip:        int(r.GetFrameSkip()),
+		Dt:               r.GetDt(),
+		Limits: BridgeLimits{
+			MaxEpisodesPerCall: int(r.GetLimits().GetMaxEpisodesPerCall()),
+			MaxHorizon:         int(r.GetLimits().GetMaxHorizon()),
+			MaxWeights:         int64(r.GetLimits().GetMaxWeights()),
+			MaxSimSteps:        int64(r.GetLimits().GetMaxSimSteps()),
+			MaxAbsShift:        r.GetLimits().GetMaxAbsShift(),
+			ObsStdFloor:        r.GetLimits().GetObsStdFloor(),
+		},
+		GymnasiumVersion: r.GetGymnasiumVersion(),
+		MujocoVersion:    r.GetMujocoVersion(),
+		Backend:          r.GetBackend(),
 	}
 }
 

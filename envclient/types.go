@@ -20,16 +20,31 @@ type EnvInfo struct {
 	FrameSkip int
 	// Dt is the simulated time per control step, in seconds.
 	Dt float64
-	// PaperThreshold is the reward threshold of the paper's Table 2; it is
-	// meaningful only when HasPaperThreshold is true.
-	PaperThreshold    float64
-	HasPaperThreshold bool
+	// Limits are the bridge's limits on requests; zero from a bridge that
+	// predates them.
+	Limits BridgeLimits
 	// GymnasiumVersion and MujocoVersion are the bridge's library versions.
 	GymnasiumVersion, MujocoVersion string
 	// Backend is what runs this env's episodes on the bridge: "fast" (the
 	// episodes of a call stepped in lockstep, bit-identical to gymnasium) or
 	// "gymnasium" (the reference). Empty from a bridge that predates it.
 	Backend string
+}
+
+// BridgeLimits are what a bridge allows in a request (its flags of the
+// same names), and the constants of its episode semantics, as Describe
+// reports them: clients read them instead of copying them.
+type BridgeLimits struct {
+	MaxEpisodesPerCall int
+	MaxHorizon         int
+	// MaxWeights bounds the entries of W per policy, MaxSimSteps the MuJoCo
+	// steps of an episode (horizon × frame skip).
+	MaxWeights, MaxSimSteps int64
+	// MaxAbsShift bounds |shift|.
+	MaxAbsShift float64
+	// ObsStdFloor: an observation feature whose ObsStd is below it is
+	// zeroed.
+	ObsStdFloor float64
 }
 
 // EnvList is the set of envs a bridge can make.

@@ -6,7 +6,8 @@
 //
 //	a = clip(W · z + b, low, high),  z_j = (obs_j − mean_j) / std_j,
 //
-// where a feature whose std is below MinStd is zeroed. The normalizer keeps a
+// where a feature whose std is below the bridge's floor (Describe reports it)
+// is zeroed; the bridge applies the formula. The normalizer keeps a
 // running mean and sum of squared deviations of the raw observations and
 // merges the per-episode statistics returned by the bridge exactly, with
 // Chan et al.'s parallel formula, as ARS does. The trainer freezes it for one

@@ -1,14 +1,9 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"math"
 )
-
-// MinStd is the standard deviation below which a feature is zeroed, as in
-// the bridge and in ARS.
-const MinStd = 1e-7
 
 // Linear is a linear policy: Rows actions by Cols observations, row-major.
 type Linear struct {
@@ -88,45 +83,6 @@ func (l *Linear) Validate() error {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("policy: W[%d] is %v", i, v)
 		}
-	}
-	return nil
-}
-
-// ErrShape reports mismatched lengths passed to Act.
-var ErrShape = errors.New("policy: shape mismatch")
-
-// Act writes the action for obs into out, with the bridge's formula:
-// out = clip(W · z + bias, low, high), z_j = (obs_j − mean_j)/std_j, and z_j = 0
-// where std_j < MinStd. low and high may be nil (no clipping).
-func (l *Linear) Act(obs []float64, norm Frozen, low, high, out []float64) error {
-	if len(obs) != l.Cols || len(norm.Mean) != l.Cols || len(norm.Std) != l.Cols || len(out) != l.Rows {
-		return fmt.Errorf("%w: obs %d, mean %d, std %d (want %d); out %d (want %d)",
-			ErrShape, len(obs), len(norm.Mean), len(norm.Std), l.Cols, len(out), l.Rows)
-	}
-	if (low != nil && len(low) != l.Rows) || (high != nil && len(high) != l.Rows) {
-		return fmt.Errorf("%w: bounds %d/%d, want %d", ErrShape, len(low), len(high), l.Rows)
-	}
-	z := make([]float64, l.Cols)
-	for j, o := range obs {
-		if norm.Std[j] >= MinStd {
-			z[j] = (o - norm.Mean[j]) / norm.Std[j]
-		}
-	}
-	for i := 0; i < l.Rows; i++ {
-		s := 0.0
-		for j, zj := range z {
-			s += l.W[i*l.Cols+j] * zj
-		}
-		if len(l.Bias) > 0 {
-			s += l.Bias[i]
-		}
-		if low != nil && s < low[i] {
-			s = low[i]
-		}
-		if high != nil && s > high[i] {
-			s = high[i]
-		}
-		out[i] = s
 	}
 	return nil
 }

@@ -101,28 +101,6 @@ func TestNormalizerSnapshotIsFrozen(t *testing.T) {
 	}
 }
 
-func TestActFormula(t *testing.T) {
-	l := &Linear{Rows: 2, Cols: 3, W: []float64{1, 2, 3, -1, 0, 10}, Bias: []float64{0.5, 0}}
-	norm := Frozen{Mean: []float64{1, 1, 1}, Std: []float64{2, 1e-8, 1}}
-	out := make([]float64, 2)
-	if err := l.Act([]float64{3, 100, 1.5}, norm, []float64{-1, -1}, []float64{5, 5}, out); err != nil {
-		t.Fatal(err)
-	}
-	// z = (1, 0 (std < MinStd), 0.5); a0 = 1 + 0 + 1.5 + 0.5 = 3; a1 = -1 + 5 = 4.
-	if out[0] != 3 || out[1] != 4 {
-		t.Fatalf("act = %v, want [3 4]", out)
-	}
-	if err := l.Act([]float64{3, 100, 50}, norm, []float64{-1, -1}, []float64{5, 5}, out); err != nil {
-		t.Fatal(err)
-	}
-	if out[1] != 5 {
-		t.Fatalf("act not clipped: %v", out)
-	}
-	if err := l.Act([]float64{1}, norm, nil, nil, out); err == nil {
-		t.Fatal("short obs: want error")
-	}
-}
-
 func TestMarshalLoadRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	l, _ := NewLinear(3, 11, false)

@@ -258,7 +258,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.STP.Alpha0 = -1 }, "alpha0"},
 		{func(c *Config) { c.STP.Lipschitz = "x" }, "lipschitz"},
 		{func(c *Config) { c.Problem.ObsNorm = "ars" }, "obs-norm"},
-		{func(c *Config) { c.Problem.Shift = 1e308 }, "shift"},
+		{func(c *Config) { c.Problem.Shift = math.Inf(1) }, "shift"},
 		{func(c *Config) { c.Preset = "fast" }, "preset"},
 		{func(c *Config) { c.Limits.EvalEvery = 0 }, "eval-every"},
 	} {

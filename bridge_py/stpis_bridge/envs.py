@@ -1,4 +1,4 @@
-"""Env id resolution, paper aliases and thresholds, descriptions, and ``gym.make``.
+"""Env id resolution, paper aliases, descriptions, and ``gym.make``.
 
 The paper (gym 0.9 / mujoco-py) used ``*-v1`` ids that no current gymnasium can
 make; they resolve to the ``*-v5`` environments of the installed gymnasium. This
@@ -31,15 +31,6 @@ _PAPER_ALIASES: dict[str, str] = {
     "Ant-v1": "Ant-v5",
     "Humanoid-v1": "Humanoid-v5",
     "Walker2d-v1": "Walker2d-v5",
-}
-
-# Reward thresholds of the paper's Table 2, for the aliases and their targets.
-_PAPER_THRESHOLDS: dict[str, float] = {
-    "Swimmer": 325.0,
-    "Hopper": 3120.0,
-    "HalfCheetah": 3430.0,
-    "Ant": 3580.0,
-    "Humanoid": 6000.0,
 }
 
 # What differs between the paper's v1 task and gymnasium's v5, worth telling a user.
@@ -126,7 +117,6 @@ class EnvDescription:
     max_episode_steps: int
     frame_skip: int
     dt: float
-    paper_reward_threshold: float | None
     gymnasium_version: str
     mujoco_version: str
 
@@ -164,13 +154,6 @@ def resolve(env_id: str) -> str:
 
 def _family(env_id: str) -> str:
     return env_id.rsplit("-v", 1)[0]
-
-
-def paper_threshold(requested_id: str, resolved_id: str) -> float | None:
-    """Return the paper's reward threshold for an alias or its v5 target, else None."""
-    if requested_id in _PAPER_ALIASES or resolved_id in _PAPER_ALIASES.values():
-        return _PAPER_THRESHOLDS.get(_family(resolved_id))
-    return None
 
 
 def kwargs_key(kwargs: Kwargs) -> tuple[tuple[str, tuple[str, KwargValue]], ...]:
@@ -274,19 +257,12 @@ def action_bounds(env: gym.Env[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
 def _reason(requested_id: str, resolved_id: str, obs_dim: int, act_dim: int, steps: int) -> str:
     if requested_id == resolved_id:
         return ""
-    family = _family(resolved_id)
-    threshold = _PAPER_THRESHOLDS.get(family)
-    kept = (
-        f"the paper's reward threshold {threshold:g} is reported for it"
-        if threshold is not None
-        else "the paper gives no reward threshold for it"
-    )
-    diff = _V1_DIFFERENCES.get(family, "")
+    diff = _V1_DIFFERENCES.get(_family(resolved_id), "")
     return (
         f"{requested_id} is the paper's name (gym 0.9 / mujoco-py, which current gymnasium "
         f"cannot make); gymnasium {GYMNASIUM_VERSION} provides {resolved_id} on mujoco "
         f"{MUJOCO_VERSION}, so {requested_id} runs as {resolved_id}: observation {obs_dim}-dim, "
-        f"action {act_dim}-dim, {steps} steps per episode; {kept}. "
+        f"action {act_dim}-dim, {steps} steps per episode. "
         f"Differences from v1: {diff}."
     )
 
@@ -321,7 +297,6 @@ def describe_env(requested_id: str, kwargs: Kwargs) -> EnvDescription:
             max_episode_steps=int(steps or 0),
             frame_skip=int(getattr(unwrapped, "frame_skip", 0)),
             dt=float(getattr(unwrapped, "dt", 0.0)),
-            paper_reward_threshold=paper_threshold(requested_id, resolved_id),
             gymnasium_version=GYMNASIUM_VERSION,
             mujoco_version=MUJOCO_VERSION,
         )

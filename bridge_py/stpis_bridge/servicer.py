@@ -29,7 +29,7 @@ from stpis_bridge.pool import (
     WorkerCrashedError,
     WorkerPool,
 )
-from stpis_bridge.rollout import EpisodeOutcome, LinearPolicy
+from stpis_bridge.rollout import STD_EPSILON, EpisodeOutcome, LinearPolicy
 from stpis_bridge.worker import EpisodeTask
 
 _LOG = logging.getLogger(__name__)
@@ -124,6 +124,14 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         self._backend = backend
         self._pool = pool
         self._limits = limits
+        self._limits_pb = envbridge_pb2.BridgeLimits(
+            max_episodes_per_call=limits.max_episodes_per_call,
+            max_horizon=limits.max_horizon,
+            max_weights=limits.max_weights,
+            max_sim_steps=limits.max_sim_steps,
+            max_abs_shift=limits.max_abs_shift,
+            obs_std_floor=STD_EPSILON,
+        )
         self._descriptions: collections.OrderedDict[tuple[str, object], envs.EnvDescription] = (
             collections.OrderedDict()
         )
@@ -180,9 +188,8 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             mujoco_version=d.mujoco_version,
             dt=d.dt,
             backend=backend,
+            limits=self._limits_pb,
         )
-        if d.paper_reward_threshold is not None:
-            resp.paper_reward_threshold = d.paper_reward_threshold
         return resp
 
     def ListEnvs(  # noqa: N802  (gRPC method name)

@@ -3,7 +3,8 @@ import mujoco
 import pytest
 
 from envbridge.v1 import envbridge_pb2 as pb
-from tests.conftest import kw
+from stpis_bridge.rollout import STD_EPSILON
+from tests.conftest import TEST_LIMITS, kw
 
 
 def test_describe_paper_alias_resolves_to_v5(stub):
@@ -15,8 +16,6 @@ def test_describe_paper_alias_resolves_to_v5(stub):
     assert (d.observation_dim, d.action_dim) == (11, 3)
     assert list(d.action_low) == [-1.0] * 3
     assert list(d.action_high) == [1.0] * 3
-    assert d.HasField("paper_reward_threshold")
-    assert d.paper_reward_threshold == 3120.0
     assert d.max_episode_steps == 1000
     assert d.frame_skip == 4
     assert d.dt == pytest.approx(0.008)
@@ -24,12 +23,22 @@ def test_describe_paper_alias_resolves_to_v5(stub):
     assert d.mujoco_version == mujoco.__version__
 
 
-def test_describe_v5_id_has_no_reason_but_keeps_threshold(stub):
+def test_describe_v5_id_has_no_reason(stub):
     d = stub.Describe(pb.DescribeRequest(env_id="Hopper-v5"), timeout=30)
     assert d.resolved_id == "Hopper-v5"
     assert d.resolution_reason == ""
     assert (d.observation_dim, d.action_dim) == (11, 3)
-    assert d.paper_reward_threshold == 3120.0
+
+
+def test_describe_reports_the_bridge_limits(stub):
+    # The bridge's limits and its normalization floor come with every description,
+    # so that clients read them instead of copying them; it carries no paper figures.
+    d = stub.Describe(pb.DescribeRequest(env_id="Hopper-v1"), timeout=30)
+    assert d.limits.max_episodes_per_call == TEST_LIMITS.max_episodes_per_call
+    assert d.limits.max_horizon == TEST_LIMITS.max_horizon
+    assert d.limits.max_abs_shift == TEST_LIMITS.max_abs_shift
+    assert d.limits.obs_std_floor == STD_EPSILON
+    assert "paper_reward_threshold" not in pb.DescribeResponse.DESCRIPTOR.fields_by_name
 
 
 @pytest.mark.parametrize(
@@ -37,7 +46,7 @@ def test_describe_v5_id_has_no_reason_but_keeps_threshold(stub):
     [
         ("Ant-v1", "Ant-v5", 105, ["111", "105"]),
         ("Humanoid-v1", "Humanoid-v5", 348, ["376", "348"]),
-        ("Swimmer-v1", "Swimmer-v5", 8, ["325"]),
+        ("Swimmer-v1", "Swimmer-v5", 8, ["forward velocity"]),
     ],
     ids=["ant", "humanoid", "swimmer"],
 )
@@ -49,10 +58,9 @@ def test_describe_reason_tells_dimension_differences(stub, alias, target, obs_di
         assert text in d.resolution_reason
 
 
-def test_describe_walker_has_no_threshold(stub):
+def test_describe_walker_alias(stub):
     d = stub.Describe(pb.DescribeRequest(env_id="Walker2d-v1"), timeout=30)
     assert d.resolved_id == "Walker2d-v5"
-    assert not d.HasField("paper_reward_threshold")
 
 
 def test_describe_kwargs_change_the_observation_dim(stub):

@@ -174,8 +174,8 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 		return err
 	}
 	logEnv(log, info)
-	if err := info.Check(-1, &envclient.EpisodeSpec{Rows: info.ActDim, Cols: info.ObsDim, Horizon: cfg.Problem.Horizon}); err != nil {
-		return usageError{fmt.Errorf("flag -horizon: %w", err)}
+	if err := info.Check(-1, &envclient.EpisodeSpec{Rows: info.ActDim, Cols: info.ObsDim, Horizon: cfg.Problem.Horizon, Shift: cfg.Problem.Shift}); err != nil {
+		return usageError{fmt.Errorf("flags -horizon and -shift: %w", err)}
 	}
 	for s := 0; s < f.seeds; s++ {
 		c := cfg

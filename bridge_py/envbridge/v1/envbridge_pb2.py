@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x65nvbridge/v1/envbridge.proto\x12\x0c\x65nvbridge.v1\"o\n\nKwargValue\x12\x14\n\nbool_value\x18\x01 \x01(\x08H\x00\x12\x13\n\tint_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x16\n\x0cstring_value\x18\x04 \x01(\tH\x00\x42\x06\n\x04kind\"\xa5\x01\n\x0f\x44\x65scribeRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x39\n\x06kwargs\x18\x02 \x03(\x0b\x32).envbridge.v1.DescribeRequest.KwargsEntry\x1aG\n\x0bKwargsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.envbridge.v1.KwargValue:\x02\x38\x01\"\xed\x02\n\x10\x44\x65scribeResponse\x12\x14\n\x0crequested_id\x18\x01 \x01(\t\x12\x13\n\x0bresolved_id\x18\x02 \x01(\t\x12\x19\n\x11resolution_reason\x18\x03 \x01(\t\x12\x17\n\x0fobservation_dim\x18\x04 \x01(\r\x12\x12\n\naction_dim\x18\x05 \x01(\r\x12\x12\n\naction_low\x18\x06 \x03(\x01\x12\x13\n\x0b\x61\x63tion_high\x18\x07 \x03(\x01\x12\x19\n\x11max_episode_steps\x18\x08 \x01(\r\x12\x12\n\nframe_skip\x18\t \x01(\r\x12#\n\x16paper_reward_threshold\x18\n \x01(\x01H\x00\x88\x01\x01\x12\x19\n\x11gymnasium_version\x18\x0b \x01(\t\x12\x16\n\x0emujoco_version\x18\x0c \x01(\t\x12\n\n\x02\x64t\x18\r \x01(\x01\x12\x0f\n\x07\x62\x61\x63kend\x18\x0e \x01(\tB\x19\n\x17_paper_reward_threshold\"\x11\n\x0fListEnvsRequest\"\x91\x01\n\x10ListEnvsResponse\x12\x0f\n\x07\x65nv_ids\x18\x01 \x03(\t\x12<\n\x07\x61liases\x18\x02 \x03(\x0b\x32+.envbridge.v1.ListEnvsResponse.AliasesEntry\x1a.\n\x0c\x41liasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"l\n\x0cLinearPolicy\x12\x0c\n\x04rows\x18\x01 \x01(\r\x12\x0c\n\x04\x63ols\x18\x02 \x01(\r\x12\x0f\n\x07weights\x18\x03 \x03(\x01\x12\x10\n\x08obs_mean\x18\x04 \x03(\x01\x12\x0f\n\x07obs_std\x18\x05 \x03(\x01\x12\x0c\n\x04\x62ias\x18\x06 \x03(\x01\"\xf7\x01\n\x0b\x45pisodeSpec\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x35\n\x06kwargs\x18\x02 \x03(\x0b\x32%.envbridge.v1.EpisodeSpec.KwargsEntry\x12*\n\x06policy\x18\x03 \x01(\x0b\x32\x1a.envbridge.v1.LinearPolicy\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\x0f\n\x07horizon\x18\x05 \x01(\r\x12\r\n\x05shift\x18\x06 \x01(\x01\x1aG\n\x0bKwargsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.envbridge.v1.KwargValue:\x02\x38\x01\"3\n\x08ObsStats\x12\r\n\x05\x63ount\x18\x01 \x01(\x04\x12\x0c\n\x04mean\x18\x02 \x03(\x01\x12\n\n\x02m2\x18\x03 \x03(\x01\"\xce\x01\n\rEpisodeResult\x12\x14\n\x0ctotal_return\x18\x01 \x01(\x01\x12\x16\n\x0eshifted_return\x18\x02 \x01(\x01\x12\x0e\n\x06length\x18\x03 \x01(\r\x12\x12\n\nterminated\x18\x04 \x01(\x08\x12\x11\n\ttruncated\x18\x05 \x01(\x08\x12)\n\tobs_stats\x18\x06 \x01(\x0b\x32\x16.envbridge.v1.ObsStats\x12\x12\n\nnon_finite\x18\x07 \x01(\x08\x12\x19\n\x11non_finite_detail\x18\x08 \x01(\t\"=\n\x0eRolloutRequest\x12+\n\x08\x65pisodes\x18\x01 \x03(\x0b\x32\x19.envbridge.v1.EpisodeSpec\"?\n\x0fRolloutResponse\x12,\n\x07results\x18\x01 \x03(\x0b\x32\x1b.envbridge.v1.EpisodeResult2\xf0\x01\n\x10\x45nvBridgeService\x12I\n\x08\x44\x65scribe\x12\x1d.envbridge.v1.DescribeRequest\x1a\x1e.envbridge.v1.DescribeResponse\x12I\n\x08ListEnvs\x12\x1d.envbridge.v1.ListEnvsRequest\x1a\x1e.envbridge.v1.ListEnvsResponse\x12\x46\n\x07Rollout\x12\x1c.envbridge.v1.RolloutRequest\x1a\x1d.envbridge.v1.RolloutResponseB7Z5github.com/stpis/stpis/proto/envbridge/v1;envbridgev1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1c\x65nvbridge/v1/envbridge.proto\x12\x0c\x65nvbridge.v1\"o\n\nKwargValue\x12\x14\n\nbool_value\x18\x01 \x01(\x08H\x00\x12\x13\n\tint_value\x18\x02 \x01(\x03H\x00\x12\x16\n\x0c\x64ouble_value\x18\x03 \x01(\x01H\x00\x12\x16\n\x0cstring_value\x18\x04 \x01(\tH\x00\x42\x06\n\x04kind\"\xa5\x01\n\x0f\x44\x65scribeRequest\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x39\n\x06kwargs\x18\x02 \x03(\x0b\x32).envbridge.v1.DescribeRequest.KwargsEntry\x1aG\n\x0bKwargsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.envbridge.v1.KwargValue:\x02\x38\x01\"\xf7\x02\n\x10\x44\x65scribeResponse\x12\x14\n\x0crequested_id\x18\x01 \x01(\t\x12\x13\n\x0bresolved_id\x18\x02 \x01(\t\x12\x19\n\x11resolution_reason\x18\x03 \x01(\t\x12\x17\n\x0fobservation_dim\x18\x04 \x01(\r\x12\x12\n\naction_dim\x18\x05 \x01(\r\x12\x12\n\naction_low\x18\x06 \x03(\x01\x12\x13\n\x0b\x61\x63tion_high\x18\x07 \x03(\x01\x12\x19\n\x11max_episode_steps\x18\x08 \x01(\r\x12\x12\n\nframe_skip\x18\t \x01(\r\x12\x19\n\x11gymnasium_version\x18\x0b \x01(\t\x12\x16\n\x0emujoco_version\x18\x0c \x01(\t\x12\n\n\x02\x64t\x18\r \x01(\x01\x12\x0f\n\x07\x62\x61\x63kend\x18\x0e \x01(\t\x12*\n\x06limits\x18\x0f \x01(\x0b\x32\x1a.envbridge.v1.BridgeLimitsJ\x04\x08\n\x10\x0bR\x16paper_reward_threshold\"\x9c\x01\n\x0c\x42ridgeLimits\x12\x1d\n\x15max_episodes_per_call\x18\x01 \x01(\r\x12\x13\n\x0bmax_horizon\x18\x02 \x01(\r\x12\x13\n\x0bmax_weights\x18\x03 \x01(\x04\x12\x15\n\rmax_sim_steps\x18\x04 \x01(\x04\x12\x15\n\rmax_abs_shift\x18\x05 \x01(\x01\x12\x15\n\robs_std_floor\x18\x06 \x01(\x01\"\x11\n\x0fListEnvsRequest\"\x91\x01\n\x10ListEnvsResponse\x12\x0f\n\x07\x65nv_ids\x18\x01 \x03(\t\x12<\n\x07\x61liases\x18\x02 \x03(\x0b\x32+.envbridge.v1.ListEnvsResponse.AliasesEntry\x1a.\n\x0c\x41liasesEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"l\n\x0cLinearPolicy\x12\x0c\n\x04rows\x18\x01 \x01(\r\x12\x0c\n\x04\x63ols\x18\x02 \x01(\r\x12\x0f\n\x07weights\x18\x03 \x03(\x01\x12\x10\n\x08obs_mean\x18\x04 \x03(\x01\x12\x0f\n\x07obs_std\x18\x05 \x03(\x01\x12\x0c\n\x04\x62ias\x18\x06 \x03(\x01\"\xf7\x01\n\x0b\x45pisodeSpec\x12\x0e\n\x06\x65nv_id\x18\x01 \x01(\t\x12\x35\n\x06kwargs\x18\x02 \x03(\x0b\x32%.envbridge.v1.EpisodeSpec.KwargsEntry\x12*\n\x06policy\x18\x03 \x01(\x0b\x32\x1a.envbridge.v1.LinearPolicy\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\x0f\n\x07horizon\x18\x05 \x01(\r\x12\r\n\x05shift\x18\x06 \x01(\x01\x1aG\n\x0bKwargsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\'\n\x05value\x18\x02 \x01(\x0b\x32\x18.envbridge.v1.KwargValue:\x02\x38\x01\"3\n\x08ObsStats\x12\r\n\x05\x63ount\x18\x01 \x01(\x04\x12\x0c\n\x04mean\x18\x02 \x03(\x01\x12\n\n\x02m2\x18\x03 \x03(\x01\"\xce\x01\n\rEpisodeResult\x12\x14\n\x0ctotal_return\x18\x01 \x01(\x01\x12\x16\n\x0eshifted_return\x18\x02 \x01(\x01\x12\x0e\n\x06length\x18\x03 \x01(\r\x12\x12\n\nterminated\x18\x04 \x01(\x08\x12\x11\n\ttruncated\x18\x05 \x01(\x08\x12)\n\tobs_stats\x18\x06 \x01(\x0b\x32\x16.envbridge.v1.ObsStats\x12\x12\n\nnon_finite\x18\x07 \x01(\x08\x12\x19\n\x11non_finite_detail\x18\x08 \x01(\t\"=\n\x0eRolloutRequest\x12+\n\x08\x65pisodes\x18\x01 \x03(\x0b\x32\x19.envbridge.v1.EpisodeSpec\"?\n\x0fRolloutResponse\x12,\n\x07results\x18\x01 \x03(\x0b\x32\x1b.envbridge.v1.EpisodeResult2\xf0\x01\n\x10\x45nvBridgeService\x12I\n\x08\x44\x65scribe\x12\x1d.envbridge.v1.DescribeRequest\x1a\x1e.envbridge.v1.DescribeResponse\x12I\n\x08ListEnvs\x12\x1d.envbridge.v1.ListEnvsRequest\x1a\x1e.envbridge.v1.ListEnvsResponse\x12\x46\n\x07Rollout\x12\x1c.envbridge.v1.RolloutRequest\x1a\x1d.envbridge.v1.RolloutResponseB7Z5github.com/stpis/stpis/proto/envbridge/v1;envbridgev1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,27 +45,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DESCRIBEREQUEST_KWARGSENTRY']._serialized_start=254
   _globals['_DESCRIBEREQUEST_KWARGSENTRY']._serialized_end=325
   _globals['_DESCRIBERESPONSE']._serialized_start=328
-  _globals['_DESCRIBERESPONSE']._serialized_end=693
-  _globals['_LISTENVSREQUEST']._serialized_start=695
-  _globals['_LISTENVSREQUEST']._serialized_end=712
-  _globals['_LISTENVSRESPONSE']._serialized_start=715
-  _globals['_LISTENVSRESPONSE']._serialized_end=860
-  _globals['_LISTENVSRESPONSE_ALIASESENTRY']._serialized_start=814
-  _globals['_LISTENVSRESPONSE_ALIASESENTRY']._serialized_end=860
-  _globals['_LINEARPOLICY']._serialized_start=862
-  _globals['_LINEARPOLICY']._serialized_end=970
-  _globals['_EPISODESPEC']._serialized_start=973
-  _globals['_EPISODESPEC']._serialized_end=1220
+  _globals['_DESCRIBERESPONSE']._serialized_end=703
+  _globals['_BRIDGELIMITS']._serialized_start=706
+  _globals['_BRIDGELIMITS']._serialized_end=862
+  _globals['_LISTENVSREQUEST']._serialized_start=864
+  _globals['_LISTENVSREQUEST']._serialized_end=881
+  _globals['_LISTENVSRESPONSE']._serialized_start=884
+  _globals['_LISTENVSRESPONSE']._serialized_end=1029
+  _globals['_LISTENVSRESPONSE_ALIASESENTRY']._serialized_start=983
+  _globals['_LISTENVSRESPONSE_ALIASESENTRY']._serialized_end=1029
+  _globals['_LINEARPOLICY']._serialized_start=1031
+  _globals['_LINEARPOLICY']._serialized_end=1139
+  _globals['_EPISODESPEC']._serialized_start=1142
+  _globals['_EPISODESPEC']._serialized_end=1389
   _globals['_EPISODESPEC_KWARGSENTRY']._serialized_start=254
   _globals['_EPISODESPEC_KWARGSENTRY']._serialized_end=325
-  _globals['_OBSSTATS']._serialized_start=1222
-  _globals['_OBSSTATS']._serialized_end=1273
-  _globals['_EPISODERESULT']._serialized_start=1276
-  _globals['_EPISODERESULT']._serialized_end=1482
-  _globals['_ROLLOUTREQUEST']._serialized_start=1484
-  _globals['_ROLLOUTREQUEST']._serialized_end=1545
-  _globals['_ROLLOUTRESPONSE']._serialized_start=1547
-  _globals['_ROLLOUTRESPONSE']._serialized_end=1610
-  _globals['_ENVBRIDGESERVICE']._serialized_start=1613
-  _globals['_ENVBRIDGESERVICE']._serialized_end=1853
+  _globals['_OBSSTATS']._serialized_start=1391
+  _globals['_OBSSTATS']._serialized_end=1442
+  _globals['_EPISODERESULT']._serialized_start=1445
+  _globals['_EPISODERESULT']._serialized_end=1651
+  _globals['_ROLLOUTREQUEST']._serialized_start=1653
+  _globals['_ROLLOUTREQUEST']._serialized_end=1714
+  _globals['_ROLLOUTRESPONSE']._serialized_start=1716
+  _globals['_ROLLOUTRESPONSE']._serialized_end=1779
+  _globals['_ENVBRIDGESERVICE']._serialized_start=1782
+  _globals['_ENVBRIDGESERVICE']._serialized_end=2022
 # @@protoc_insertion_point(module_scope)

@@ -34,7 +34,7 @@ class DescribeRequest(_message.Message):
     def __init__(self, env_id: _Optional[str] = ..., kwargs: _Optional[_Mapping[str, KwargValue]] = ...) -> None: ...
 
 class DescribeResponse(_message.Message):
-    __slots__ = ("requested_id", "resolved_id", "resolution_reason", "observation_dim", "action_dim", "action_low", "action_high", "max_episode_steps", "frame_skip", "paper_reward_threshold", "gymnasium_version", "mujoco_version", "dt", "backend")
+    __slots__ = ("requested_id", "resolved_id", "resolution_reason", "observation_dim", "action_dim", "action_low", "action_high", "max_episode_steps", "frame_skip", "gymnasium_version", "mujoco_version", "dt", "backend", "limits")
     REQUESTED_ID_FIELD_NUMBER: _ClassVar[int]
     RESOLVED_ID_FIELD_NUMBER: _ClassVar[int]
     RESOLUTION_REASON_FIELD_NUMBER: _ClassVar[int]
@@ -44,11 +44,11 @@ class DescribeResponse(_message.Message):
     ACTION_HIGH_FIELD_NUMBER: _ClassVar[int]
     MAX_EPISODE_STEPS_FIELD_NUMBER: _ClassVar[int]
     FRAME_SKIP_FIELD_NUMBER: _ClassVar[int]
-    PAPER_REWARD_THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     GYMNASIUM_VERSION_FIELD_NUMBER: _ClassVar[int]
     MUJOCO_VERSION_FIELD_NUMBER: _ClassVar[int]
     DT_FIELD_NUMBER: _ClassVar[int]
     BACKEND_FIELD_NUMBER: _ClassVar[int]
+    LIMITS_FIELD_NUMBER: _ClassVar[int]
     requested_id: str
     resolved_id: str
     resolution_reason: str
@@ -58,12 +58,28 @@ class DescribeResponse(_message.Message):
     action_high: _containers.RepeatedScalarFieldContainer[float]
     max_episode_steps: int
     frame_skip: int
-    paper_reward_threshold: float
     gymnasium_version: str
     mujoco_version: str
     dt: float
     backend: str
-    def __init__(self, requested_id: _Optional[str] = ..., resolved_id: _Optional[str] = ..., resolution_reason: _Optional[str] = ..., observation_dim: _Optional[int] = ..., action_dim: _Optional[int] = ..., action_low: _Optional[_Iterable[float]] = ..., action_high: _Optional[_Iterable[float]] = ..., max_episode_steps: _Optional[int] = ..., frame_skip: _Optional[int] = ..., paper_reward_threshold: _Optional[float] = ..., gymnasium_version: _Optional[str] = ..., mujoco_version: _Optional[str] = ..., dt: _Optional[float] = ..., backend: _Optional[str] = ...) -> None: ...
+    limits: BridgeLimits
+    def __init__(self, requested_id: _Optional[str] = ..., resolved_id: _Optional[str] = ..., resolution_reason: _Optional[str] = ..., observation_dim: _Optional[int] = ..., action_dim: _Optional[int] = ..., action_low: _Optional[_Iterable[float]] = ..., action_high: _Optional[_Iterable[float]] = ..., max_episode_steps: _Optional[int] = ..., frame_skip: _Optional[int] = ..., gymnasium_version: _Optional[str] = ..., mujoco_version: _Optional[str] = ..., dt: _Optional[float] = ..., backend: _Optional[str] = ..., limits: _Optional[_Union[BridgeLimits, _Mapping]] = ...) -> None: ...
+
+class BridgeLimits(_message.Message):
+    __slots__ = ("max_episodes_per_call", "max_horizon", "max_weights", "max_sim_steps", "max_abs_shift", "obs_std_floor")
+    MAX_EPISODES_PER_CALL_FIELD_NUMBER: _ClassVar[int]
+    MAX_HORIZON_FIELD_NUMBER: _ClassVar[int]
+    MAX_WEIGHTS_FIELD_NUMBER: _ClassVar[int]
+    MAX_SIM_STEPS_FIELD_NUMBER: _ClassVar[int]
+    MAX_ABS_SHIFT_FIELD_NUMBER: _ClassVar[int]
+    OBS_STD_FLOOR_FIELD_NUMBER: _ClassVar[int]
+    max_episodes_per_call: int
+    max_horizon: int
+    max_weights: int
+    max_sim_steps: int
+    max_abs_shift: float
+    obs_std_floor: float
+    def __init__(self, max_episodes_per_call: _Optional[int] = ..., max_horizon: _Optional[int] = ..., max_weights: _Optional[int] = ..., max_sim_steps: _Optional[int] = ..., max_abs_shift: _Optional[float] = ..., obs_std_floor: _Optional[float] = ...) -> None: ...
 
 class ListEnvsRequest(_message.Message):
     __slots__ = ()

@@ -207,14 +207,12 @@ type DescribeResponse struct {
 	ObservationDim   uint32 `protobuf:"varint,4,opt,name=observation_dim,json=observationDim,proto3" json:"observation_dim,omitempty"`
 	ActionDim        uint32 `protobuf:"varint,5,opt,name=action_dim,json=actionDim,proto3" json:"action_dim,omitempty"`
 	// Action bounds, one entry per action dimension.
-	ActionLow       []float64 `protobuf:"fixed64,6,rep,packed,name=action_low,json=actionLow,proto3" json:"action_low,omitempty"`
-	ActionHigh      []float64 `protobuf:"fixed64,7,rep,packed,name=action_high,json=actionHigh,proto3" json:"action_high,omitempty"`
-	MaxEpisodeSteps uint32    `protobuf:"varint,8,opt,name=max_episode_steps,json=maxEpisodeSteps,proto3" json:"max_episode_steps,omitempty"`
-	FrameSkip       uint32    `protobuf:"varint,9,opt,name=frame_skip,json=frameSkip,proto3" json:"frame_skip,omitempty"`
-	// The reward threshold of the paper's Table 2, when the task has one.
-	PaperRewardThreshold *float64 `protobuf:"fixed64,10,opt,name=paper_reward_threshold,json=paperRewardThreshold,proto3,oneof" json:"paper_reward_threshold,omitempty"`
-	GymnasiumVersion     string   `protobuf:"bytes,11,opt,name=gymnasium_version,json=gymnasiumVersion,proto3" json:"gymnasium_version,omitempty"`
-	MujocoVersion        string   `protobuf:"bytes,12,opt,name=mujoco_version,json=mujocoVersion,proto3" json:"mujoco_version,omitempty"`
+	ActionLow        []float64 `protobuf:"fixed64,6,rep,packed,name=action_low,json=actionLow,proto3" json:"action_low,omitempty"`
+	ActionHigh       []float64 `protobuf:"fixed64,7,rep,packed,name=action_high,json=actionHigh,proto3" json:"action_high,omitempty"`
+	MaxEpisodeSteps  uint32    `protobuf:"varint,8,opt,name=max_episode_steps,json=maxEpisodeSteps,proto3" json:"max_episode_steps,omitempty"`
+	FrameSkip        uint32    `protobuf:"varint,9,opt,name=frame_skip,json=frameSkip,proto3" json:"frame_skip,omitempty"`
+	GymnasiumVersion string    `protobuf:"bytes,11,opt,name=gymnasium_version,json=gymnasiumVersion,proto3" json:"gymnasium_version,omitempty"`
+	MujocoVersion    string    `protobuf:"bytes,12,opt,name=mujoco_version,json=mujocoVersion,proto3" json:"mujoco_version,omitempty"`
 	// Simulated seconds per control step (frame_skip * model timestep).
 	Dt float64 `protobuf:"fixed64,13,opt,name=dt,proto3" json:"dt,omitempty"`
 	// The backend that runs this env's episodes on this bridge: "fast" (the
@@ -222,7 +220,10 @@ type DescribeResponse struct {
 	// numpy, bit-identical to gymnasium) or "gymnasium" (one gymnasium env per
 	// episode, the reference). It follows the bridge's --backend flag and
 	// whether the fast backend honours the env id and kwargs.
-	Backend       string `protobuf:"bytes,14,opt,name=backend,proto3" json:"backend,omitempty"`
+	Backend string `protobuf:"bytes,14,opt,name=backend,proto3" json:"backend,omitempty"`
+	// The limits this bridge puts on requests, so that clients read them
+	// instead of copying them.
+	Limits        *BridgeLimits `protobuf:"bytes,15,opt,name=limits,proto3" json:"limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -320,13 +321,6 @@ func (x *DescribeResponse) GetFrameSkip() uint32 {
 	return 0
 }
 
-func (x *DescribeResponse) GetPaperRewardThreshold() float64 {
-	if x != nil && x.PaperRewardThreshold != nil {
-		return *x.PaperRewardThreshold
-	}
-	return 0
-}
-
 func (x *DescribeResponse) GetGymnasiumVersion() string {
 	if x != nil {
 		return x.GymnasiumVersion
@@ -355,6 +349,103 @@ func (x *DescribeResponse) GetBackend() string {
 	return ""
 }
 
+func (x *DescribeResponse) GetLimits() *BridgeLimits {
+	if x != nil {
+		return x.Limits
+	}
+	return nil
+}
+
+// BridgeLimits are the bridge's limits on a request (set by its flags of
+// the same names) and the constants of its episode semantics.
+type BridgeLimits struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	MaxEpisodesPerCall uint32                 `protobuf:"varint,1,opt,name=max_episodes_per_call,json=maxEpisodesPerCall,proto3" json:"max_episodes_per_call,omitempty"`
+	MaxHorizon         uint32                 `protobuf:"varint,2,opt,name=max_horizon,json=maxHorizon,proto3" json:"max_horizon,omitempty"`
+	// Entries of W per policy.
+	MaxWeights uint64 `protobuf:"varint,3,opt,name=max_weights,json=maxWeights,proto3" json:"max_weights,omitempty"`
+	// MuJoCo steps per episode: horizon x frame_skip.
+	MaxSimSteps uint64 `protobuf:"varint,4,opt,name=max_sim_steps,json=maxSimSteps,proto3" json:"max_sim_steps,omitempty"`
+	// |shift|: a larger shift per step could overflow the shifted return.
+	MaxAbsShift float64 `protobuf:"fixed64,5,opt,name=max_abs_shift,json=maxAbsShift,proto3" json:"max_abs_shift,omitempty"`
+	// An observation feature whose obs_std is below this floor is zeroed.
+	ObsStdFloor   float64 `protobuf:"fixed64,6,opt,name=obs_std_floor,json=obsStdFloor,proto3" json:"obs_std_floor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BridgeLimits) Reset() {
+	*x = BridgeLimits{}
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BridgeLimits) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BridgeLimits) ProtoMessage() {}
+
+func (x *BridgeLimits) ProtoReflect() protoreflect.Message {
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BridgeLimits.ProtoReflect.Descriptor instead.
+func (*BridgeLimits) Descriptor() ([]byte, []int) {
+	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *BridgeLimits) GetMaxEpisodesPerCall() uint32 {
+	if x != nil {
+		return x.MaxEpisodesPerCall
+	}
+	return 0
+}
+
+func (x *BridgeLimits) GetMaxHorizon() uint32 {
+	if x != nil {
+		return x.MaxHorizon
+	}
+	return 0
+}
+
+func (x *BridgeLimits) GetMaxWeights() uint64 {
+	if x != nil {
+		return x.MaxWeights
+	}
+	return 0
+}
+
+func (x *BridgeLimits) GetMaxSimSteps() uint64 {
+	if x != nil {
+		return x.MaxSimSteps
+	}
+	return 0
+}
+
+func (x *BridgeLimits) GetMaxAbsShift() float64 {
+	if x != nil {
+		return x.MaxAbsShift
+	}
+	return 0
+}
+
+func (x *BridgeLimits) GetObsStdFloor() float64 {
+	if x != nil {
+		return x.ObsStdFloor
+	}
+	return 0
+}
+
 type ListEnvsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -363,7 +454,7 @@ type ListEnvsRequest struct {
 
 func (x *ListEnvsRequest) Reset() {
 	*x = ListEnvsRequest{}
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[3]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -375,7 +466,7 @@ func (x *ListEnvsRequest) String() string {
 func (*ListEnvsRequest) ProtoMessage() {}
 
 func (x *ListEnvsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[3]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -388,7 +479,7 @@ func (x *ListEnvsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEnvsRequest.ProtoReflect.Descriptor instead.
 func (*ListEnvsRequest) Descriptor() ([]byte, []int) {
-	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{3}
+	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{4}
 }
 
 type ListEnvsResponse struct {
@@ -403,7 +494,7 @@ type ListEnvsResponse struct {
 
 func (x *ListEnvsResponse) Reset() {
 	*x = ListEnvsResponse{}
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[4]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +506,7 @@ func (x *ListEnvsResponse) String() string {
 func (*ListEnvsResponse) ProtoMessage() {}
 
 func (x *ListEnvsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[4]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +519,7 @@ func (x *ListEnvsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEnvsResponse.ProtoReflect.Descriptor instead.
 func (*ListEnvsResponse) Descriptor() ([]byte, []int) {
-	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{4}
+	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListEnvsResponse) GetEnvIds() []string {
@@ -467,7 +558,7 @@ type LinearPolicy struct {
 
 func (x *LinearPolicy) Reset() {
 	*x = LinearPolicy{}
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[5]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +570,7 @@ func (x *LinearPolicy) String() string {
 func (*LinearPolicy) ProtoMessage() {}
 
 func (x *LinearPolicy) ProtoReflect() protoreflect.Message {
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[5]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +583,7 @@ func (x *LinearPolicy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LinearPolicy.ProtoReflect.Descriptor instead.
 func (*LinearPolicy) Descriptor() ([]byte, []int) {
-	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{5}
+	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LinearPolicy) GetRows() uint32 {
@@ -556,7 +647,7 @@ type EpisodeSpec struct {
 
 func (x *EpisodeSpec) Reset() {
 	*x = EpisodeSpec{}
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[6]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +659,7 @@ func (x *EpisodeSpec) String() string {
 func (*EpisodeSpec) ProtoMessage() {}
 
 func (x *EpisodeSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[6]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +672,7 @@ func (x *EpisodeSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodeSpec.ProtoReflect.Descriptor instead.
 func (*EpisodeSpec) Descriptor() ([]byte, []int) {
-	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{6}
+	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EpisodeSpec) GetEnvId() string {
@@ -640,7 +731,7 @@ type ObsStats struct {
 
 func (x *ObsStats) Reset() {
 	*x = ObsStats{}
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[7]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -652,7 +743,7 @@ func (x *ObsStats) String() string {
 func (*ObsStats) ProtoMessage() {}
 
 func (x *ObsStats) ProtoReflect() protoreflect.Message {
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[7]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -665,7 +756,7 @@ func (x *ObsStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ObsStats.ProtoReflect.Descriptor instead.
 func (*ObsStats) Descriptor() ([]byte, []int) {
-	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{7}
+	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ObsStats) GetCount() uint64 {
@@ -710,7 +801,7 @@ type EpisodeResult struct {
 
 func (x *EpisodeResult) Reset() {
 	*x = EpisodeResult{}
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[8]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -722,7 +813,7 @@ func (x *EpisodeResult) String() string {
 func (*EpisodeResult) ProtoMessage() {}
 
 func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[8]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -735,7 +826,7 @@ func (x *EpisodeResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EpisodeResult.ProtoReflect.Descriptor instead.
 func (*EpisodeResult) Descriptor() ([]byte, []int) {
-	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{8}
+	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *EpisodeResult) GetTotalReturn() float64 {
@@ -803,7 +894,7 @@ type RolloutRequest struct {
 
 func (x *RolloutRequest) Reset() {
 	*x = RolloutRequest{}
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[9]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -815,7 +906,7 @@ func (x *RolloutRequest) String() string {
 func (*RolloutRequest) ProtoMessage() {}
 
 func (x *RolloutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[9]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -828,7 +919,7 @@ func (x *RolloutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RolloutRequest.ProtoReflect.Descriptor instead.
 func (*RolloutRequest) Descriptor() ([]byte, []int) {
-	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{9}
+	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RolloutRequest) GetEpisodes() []*EpisodeSpec {
@@ -848,7 +939,7 @@ type RolloutResponse struct {
 
 func (x *RolloutResponse) Reset() {
 	*x = RolloutResponse{}
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[10]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -860,7 +951,7 @@ func (x *RolloutResponse) String() string {
 func (*RolloutResponse) ProtoMessage() {}
 
 func (x *RolloutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_envbridge_v1_envbridge_proto_msgTypes[10]
+	mi := &file_envbridge_v1_envbridge_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -873,7 +964,7 @@ func (x *RolloutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RolloutResponse.ProtoReflect.Descriptor instead.
 func (*RolloutResponse) Descriptor() ([]byte, []int) {
-	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{10}
+	return file_envbridge_v1_envbridge_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RolloutResponse) GetResults() []*EpisodeResult {
@@ -901,7 +992,7 @@ const file_envbridge_v1_envbridge_proto_rawDesc = "" +
 	"\x06kwargs\x18\x02 \x03(\v2).envbridge.v1.DescribeRequest.KwargsEntryR\x06kwargs\x1aS\n" +
 	"\vKwargsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12.\n" +
-	"\x05value\x18\x02 \x01(\v2\x18.envbridge.v1.KwargValueR\x05value:\x028\x01\"\xaa\x04\n" +
+	"\x05value\x18\x02 \x01(\v2\x18.envbridge.v1.KwargValueR\x05value:\x028\x01\"\xa6\x04\n" +
 	"\x10DescribeResponse\x12!\n" +
 	"\frequested_id\x18\x01 \x01(\tR\vrequestedId\x12\x1f\n" +
 	"\vresolved_id\x18\x02 \x01(\tR\n" +
@@ -916,14 +1007,22 @@ const file_envbridge_v1_envbridge_proto_rawDesc = "" +
 	"actionHigh\x12*\n" +
 	"\x11max_episode_steps\x18\b \x01(\rR\x0fmaxEpisodeSteps\x12\x1d\n" +
 	"\n" +
-	"frame_skip\x18\t \x01(\rR\tframeSkip\x129\n" +
-	"\x16paper_reward_threshold\x18\n" +
-	" \x01(\x01H\x00R\x14paperRewardThreshold\x88\x01\x01\x12+\n" +
+	"frame_skip\x18\t \x01(\rR\tframeSkip\x12+\n" +
 	"\x11gymnasium_version\x18\v \x01(\tR\x10gymnasiumVersion\x12%\n" +
 	"\x0emujoco_version\x18\f \x01(\tR\rmujocoVersion\x12\x0e\n" +
 	"\x02dt\x18\r \x01(\x01R\x02dt\x12\x18\n" +
-	"\abackend\x18\x0e \x01(\tR\abackendB\x19\n" +
-	"\x17_paper_reward_threshold\"\x11\n" +
+	"\abackend\x18\x0e \x01(\tR\abackend\x122\n" +
+	"\x06limits\x18\x0f \x01(\v2\x1a.envbridge.v1.BridgeLimitsR\x06limitsJ\x04\b\n" +
+	"\x10\vR\x16paper_reward_threshold\"\xef\x01\n" +
+	"\fBridgeLimits\x121\n" +
+	"\x15max_episodes_per_call\x18\x01 \x01(\rR\x12maxEpisodesPerCall\x12\x1f\n" +
+	"\vmax_horizon\x18\x02 \x01(\rR\n" +
+	"maxHorizon\x12\x1f\n" +
+	"\vmax_weights\x18\x03 \x01(\x04R\n" +
+	"maxWeights\x12\"\n" +
+	"\rmax_sim_steps\x18\x04 \x01(\x04R\vmaxSimSteps\x12\"\n" +
+	"\rmax_abs_shift\x18\x05 \x01(\x01R\vmaxAbsShift\x12\"\n" +
+	"\robs_std_floor\x18\x06 \x01(\x01R\vobsStdFloor\"\x11\n" +
 	"\x0fListEnvsRequest\"\xae\x01\n" +
 	"\x10ListEnvsResponse\x12\x17\n" +
 	"\aenv_ids\x18\x01 \x03(\tR\x06envIds\x12E\n" +
@@ -985,44 +1084,46 @@ func file_envbridge_v1_envbridge_proto_rawDescGZIP() []byte {
 	return file_envbridge_v1_envbridge_proto_rawDescData
 }
 
-var file_envbridge_v1_envbridge_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_envbridge_v1_envbridge_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_envbridge_v1_envbridge_proto_goTypes = []any{
 	(*KwargValue)(nil),       // 0: envbridge.v1.KwargValue
 	(*DescribeRequest)(nil),  // 1: envbridge.v1.DescribeRequest
 	(*DescribeResponse)(nil), // 2: envbridge.v1.DescribeResponse
-	(*ListEnvsRequest)(nil),  // 3: envbridge.v1.ListEnvsRequest
-	(*ListEnvsResponse)(nil), // 4: envbridge.v1.ListEnvsResponse
-	(*LinearPolicy)(nil),     // 5: envbridge.v1.LinearPolicy
-	(*EpisodeSpec)(nil),      // 6: envbridge.v1.EpisodeSpec
-	(*ObsStats)(nil),         // 7: envbridge.v1.ObsStats
-	(*EpisodeResult)(nil),    // 8: envbridge.v1.EpisodeResult
-	(*RolloutRequest)(nil),   // 9: envbridge.v1.RolloutRequest
-	(*RolloutResponse)(nil),  // 10: envbridge.v1.RolloutResponse
-	nil,                      // 11: envbridge.v1.DescribeRequest.KwargsEntry
-	nil,                      // 12: envbridge.v1.ListEnvsResponse.AliasesEntry
-	nil,                      // 13: envbridge.v1.EpisodeSpec.KwargsEntry
+	(*BridgeLimits)(nil),     // 3: envbridge.v1.BridgeLimits
+	(*ListEnvsRequest)(nil),  // 4: envbridge.v1.ListEnvsRequest
+	(*ListEnvsResponse)(nil), // 5: envbridge.v1.ListEnvsResponse
+	(*LinearPolicy)(nil),     // 6: envbridge.v1.LinearPolicy
+	(*EpisodeSpec)(nil),      // 7: envbridge.v1.EpisodeSpec
+	(*ObsStats)(nil),         // 8: envbridge.v1.ObsStats
+	(*EpisodeResult)(nil),    // 9: envbridge.v1.EpisodeResult
+	(*RolloutRequest)(nil),   // 10: envbridge.v1.RolloutRequest
+	(*RolloutResponse)(nil),  // 11: envbridge.v1.RolloutResponse
+	nil,                      // 12: envbridge.v1.DescribeRequest.KwargsEntry
+	nil,                      // 13: envbridge.v1.ListEnvsResponse.AliasesEntry
+	nil,                      // 14: envbridge.v1.EpisodeSpec.KwargsEntry
 }
 var file_envbridge_v1_envbridge_proto_depIdxs = []int32{
-	11, // 0: envbridge.v1.DescribeRequest.kwargs:type_name -> envbridge.v1.DescribeRequest.KwargsEntry
-	12, // 1: envbridge.v1.ListEnvsResponse.aliases:type_name -> envbridge.v1.ListEnvsResponse.AliasesEntry
-	13, // 2: envbridge.v1.EpisodeSpec.kwargs:type_name -> envbridge.v1.EpisodeSpec.KwargsEntry
-	5,  // 3: envbridge.v1.EpisodeSpec.policy:type_name -> envbridge.v1.LinearPolicy
-	7,  // 4: envbridge.v1.EpisodeResult.obs_stats:type_name -> envbridge.v1.ObsStats
-	6,  // 5: envbridge.v1.RolloutRequest.episodes:type_name -> envbridge.v1.EpisodeSpec
-	8,  // 6: envbridge.v1.RolloutResponse.results:type_name -> envbridge.v1.EpisodeResult
-	0,  // 7: envbridge.v1.DescribeRequest.KwargsEntry.value:type_name -> envbridge.v1.KwargValue
-	0,  // 8: envbridge.v1.EpisodeSpec.KwargsEntry.value:type_name -> envbridge.v1.KwargValue
-	1,  // 9: envbridge.v1.EnvBridgeService.Describe:input_type -> envbridge.v1.DescribeRequest
-	3,  // 10: envbridge.v1.EnvBridgeService.ListEnvs:input_type -> envbridge.v1.ListEnvsRequest
-	9,  // 11: envbridge.v1.EnvBridgeService.Rollout:input_type -> envbridge.v1.RolloutRequest
-	2,  // 12: envbridge.v1.EnvBridgeService.Describe:output_type -> envbridge.v1.DescribeResponse
-	4,  // 13: envbridge.v1.EnvBridgeService.ListEnvs:output_type -> envbridge.v1.ListEnvsResponse
-	10, // 14: envbridge.v1.EnvBridgeService.Rollout:output_type -> envbridge.v1.RolloutResponse
-	12, // [12:15] is the sub-list for method output_type
-	9,  // [9:12] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	12, // 0: envbridge.v1.DescribeRequest.kwargs:type_name -> envbridge.v1.DescribeRequest.KwargsEntry
+	3,  // 1: envbridge.v1.DescribeResponse.limits:type_name -> envbridge.v1.BridgeLimits
+	13, // 2: envbridge.v1.ListEnvsResponse.aliases:type_name -> envbridge.v1.ListEnvsResponse.AliasesEntry
+	14, // 3: envbridge.v1.EpisodeSpec.kwargs:type_name -> envbridge.v1.EpisodeSpec.KwargsEntry
+	6,  // 4: envbridge.v1.EpisodeSpec.policy:type_name -> envbridge.v1.LinearPolicy
+	8,  // 5: envbridge.v1.EpisodeResult.obs_stats:type_name -> envbridge.v1.ObsStats
+	7,  // 6: envbridge.v1.RolloutRequest.episodes:type_name -> envbridge.v1.EpisodeSpec
+	9,  // 7: envbridge.v1.RolloutResponse.results:type_name -> envbridge.v1.EpisodeResult
+	0,  // 8: envbridge.v1.DescribeRequest.KwargsEntry.value:type_name -> envbridge.v1.KwargValue
+	0,  // 9: envbridge.v1.EpisodeSpec.KwargsEntry.value:type_name -> envbridge.v1.KwargValue
+	1,  // 10: envbridge.v1.EnvBridgeService.Describe:input_type -> envbridge.v1.DescribeRequest
+	4,  // 11: envbridge.v1.EnvBridgeService.ListEnvs:input_type -> envbridge.v1.ListEnvsRequest
+	10, // 12: envbridge.v1.EnvBridgeService.Rollout:input_type -> envbridge.v1.RolloutRequest
+	2,  // 13: envbridge.v1.EnvBridgeService.Describe:output_type -> envbridge.v1.DescribeResponse
+	5,  // 14: envbridge.v1.EnvBridgeService.ListEnvs:output_type -> envbridge.v1.ListEnvsResponse
+	11, // 15: envbridge.v1.EnvBridgeService.Rollout:output_type -> envbridge.v1.RolloutResponse
+	13, // [13:16] is the sub-list for method output_type
+	10, // [10:13] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_envbridge_v1_envbridge_proto_init() }
@@ -1036,14 +1137,13 @@ func file_envbridge_v1_envbridge_proto_init() {
 		(*KwargValue_DoubleValue)(nil),
 		(*KwargValue_StringValue)(nil),
 	}
-	file_envbridge_v1_envbridge_proto_msgTypes[2].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_envbridge_v1_envbridge_proto_rawDesc), len(file_envbridge_v1_envbridge_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
