@@ -6,6 +6,27 @@ import (
 	"github.com/stpis/stpis/stp"
 )
 
+// iterate runs one iteration of s on f: it evaluates each batch by hand.
+func iterate(s *stp.Stepper, f func([]float64) float64) {
+	for {
+		b, err := s.Propose()
+		if err != nil {
+			panic(err)
+		}
+		values := make([]float64, len(b.Points))
+		for j, x := range b.Points {
+			values[j] = f(x)
+		}
+		out, err := s.Tell(values)
+		if err != nil {
+			panic(err)
+		}
+		if out.Completed {
+			return
+		}
+	}
+}
+
 // Minimize f(x) = ½(x₀−1)² + 2(x₁+2)² with STP_IS and the
 // finite-difference step rule, evaluating each batch by hand.
 func ExampleStepper() {
@@ -20,17 +41,7 @@ func ExampleStepper() {
 		panic(err)
 	}
 	for s.Iter() < 20 {
-		b, err := s.Propose()
-		if err != nil {
-			panic(err)
-		}
-		values := make([]float64, len(b.Points))
-		for j, x := range b.Points {
-			values[j] = f(x)
-		}
-		if _, err := s.Tell(values); err != nil {
-			panic(err)
-		}
+		iterate(s, f)
 	}
 	x := s.X()
 	fmt.Printf("x = [%.3f %.3f], f < 1e-6: %v, evaluations: %d\n", x[0], x[1], s.F() < 1e-6, s.Points())
@@ -53,17 +64,7 @@ func ExampleStepper_momentum() {
 		panic(err)
 	}
 	for s.Iter() < 200 && !(s.F() < 1e-4) {
-		b, err := s.Propose()
-		if err != nil {
-			panic(err)
-		}
-		values := make([]float64, len(b.Points))
-		for j, x := range b.Points {
-			values[j] = f(x)
-		}
-		if _, err := s.Tell(values); err != nil {
-			panic(err)
-		}
+		iterate(s, f)
 	}
 	fmt.Printf("f < 1e-4: %v after %d iterations (%d evaluations)\n", s.F() < 1e-4, s.Iter(), s.Points())
 	// Output:

@@ -9,6 +9,7 @@ two backends on disjoint seeds pass a two-sample Kolmogorov-Smirnov test at leve
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import grpc
 import gymnasium as gym
@@ -258,14 +259,19 @@ def test_backend_flag_is_validated():
         ServerConfig(backend="turbo").validate()
 
 
-@pytest.fixture(scope="module")
-def strict_fast_stub():
+def _one_backend_stub(backend: str) -> Iterator[pbg.EnvBridgeServiceStub]:
+    """A 1-worker bridge serving every env with one backend."""
     running = serve(
-        ServerConfig(listen="127.0.0.1:0", workers=1, limits=TEST_LIMITS, backend="fast")
+        ServerConfig(listen="127.0.0.1:0", workers=1, limits=TEST_LIMITS, backend=backend)
     )
     with grpc.insecure_channel(f"127.0.0.1:{running.port}") as ch:
         yield pbg.EnvBridgeServiceStub(ch)
     running.stop(5)
+
+
+@pytest.fixture(scope="module")
+def strict_fast_stub() -> Iterator[pbg.EnvBridgeServiceStub]:
+    yield from _one_backend_stub("fast")
 
 
 def test_describe_reports_the_backend(stub, strict_fast_stub):
@@ -289,13 +295,8 @@ def test_strict_fast_rejects_an_episode_it_cannot_run(strict_fast_stub):
 
 
 @pytest.fixture(scope="module")
-def gymnasium_stub():
-    running = serve(
-        ServerConfig(listen="127.0.0.1:0", workers=1, limits=TEST_LIMITS, backend="gymnasium")
-    )
-    with grpc.insecure_channel(f"127.0.0.1:{running.port}") as ch:
-        yield pbg.EnvBridgeServiceStub(ch)
-    running.stop(5)
+def gymnasium_stub() -> Iterator[pbg.EnvBridgeServiceStub]:
+    yield from _one_backend_stub("gymnasium")
 
 
 def test_both_backends_give_the_same_results_through_the_server(stub, gymnasium_stub):
