@@ -7,7 +7,7 @@ import (
 	"os"
 )
 
-// FileVersion is the version of the policy file format written by Save.
+// FileVersion is the version of the policy file format that Marshal writes.
 const FileVersion = 1
 
 // File is a saved policy: the weights, the normalizer they were trained
@@ -40,7 +40,7 @@ func Marshal(f File) ([]byte, error) {
 	return b, nil
 }
 
-// Load reads a policy file written by Save and validates it.
+// Load reads a policy file that Marshal wrote and validates it.
 func Load(path string) (File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -52,7 +52,7 @@ func Load(paths ...string) (runs []Run, skipped []error, err error) {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() || d.Name() != "run.json" {
+			if d.IsDir() || d.Name() != rundir.MetaFile {
 				return nil
 			}
 			dir := filepath.Dir(path)

@@ -249,8 +249,8 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 	byLabel := map[string][]Run{}
 	labelSet := map[string]bool{}
 	for _, r := range runs {
-		byLabel[runLabel(r)] = append(byLabel[runLabel(r)], r)
-		labelSet[runLabel(r)] = true
+		byLabel[r.Meta.Label] = append(byLabel[r.Meta.Label], r)
+		labelSet[r.Meta.Label] = true
 	}
 	allEval := true
 	maxX := 0.0

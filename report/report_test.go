@@ -424,7 +424,7 @@ func TestSummaryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + md)
-	rows := Summarise(runs)
+	rows := SummaryRows(runs)
 	if len(rows) != 3 || rows[0].Env != "Swimmer-v1" || rows[1].Label != "STP_IS adaptive" {
 		t.Fatalf("rows %+v", rows)
 	}

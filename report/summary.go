@@ -20,12 +20,12 @@ type SummaryRow struct {
 	MedianEpisodes, MedianBest, MedianFinal float64
 }
 
-// Summarise groups runs by env and method label, in the paper's order.
-func Summarise(runs []Run) []SummaryRow {
+// SummaryRows groups runs by env and method label, in the paper's order.
+func SummaryRows(runs []Run) []SummaryRow {
 	type key struct{ env, label string }
 	groups := map[key][]Run{}
 	for _, r := range runs {
-		k := key{r.Meta.Env, runLabel(r)}
+		k := key{r.Meta.Env, r.Meta.Label}
 		groups[k] = append(groups[k], r)
 	}
 	keys := make([]key, 0, len(groups))
@@ -41,17 +41,18 @@ func Summarise(runs []Run) []SummaryRow {
 	rows := make([]SummaryRow, 0, len(keys))
 	for _, k := range keys {
 		row := SummaryRow{Env: k.env, Label: k.label, Seeds: len(groups[k])}
-		var eps, best, final []float64
+		var best, final []float64
 		for _, r := range groups[k] {
-			if r.Reached {
-				eps = append(eps, float64(r.EpisodesToThreshold))
-			}
 			if b, f, ok := evals(r); ok {
 				best, final = append(best, b), append(final, f)
 			}
 		}
-		row.Reached = len(eps)
-		row.MedianEpisodes, row.MedianBest, row.MedianFinal = median(eps), median(best), median(final)
+		cell := Summarize(groups[k])
+		row.Reached = cell.Reached
+		row.MedianEpisodes, row.MedianBest, row.MedianFinal = math.NaN(), median(best), median(final)
+		if cell.Reached > 0 {
+			row.MedianEpisodes = cell.Median
+		}
 		rows = append(rows, row)
 	}
 	return rows
@@ -100,7 +101,7 @@ func SummaryTable(runs []Run) (string, error) {
 		}
 		return fmtNum(v)
 	}
-	for _, r := range Summarise(runs) {
+	for _, r := range SummaryRows(runs) {
 		fmt.Fprintf(&b, "| %s | %s | %d/%d | %s | %s | %s |\n", r.Env, r.Label, r.Reached, r.Seeds, num(r.MedianEpisodes), num(r.MedianBest), num(r.MedianFinal))
 	}
 	return b.String(), nil

@@ -10,9 +10,6 @@ import (
 	"github.com/stpis/stpis/tasks"
 )
 
-// methodOrder is the column order of the paper's Table 2 for our methods.
-var methodOrder = []string{"STP fixed", "STP_IS fixed", "STP adaptive", "STP_IS adaptive", "ARS V1-t", "ARS V2-t"}
-
 // PaperEpisodes returns the published episodes-to-threshold of the paper's
 // Table 2 for env (any version of the task's id) and a method label as
 // DeriveLabel gives it ("STP_IS adaptive"). ok is false when the paper has
@@ -50,7 +47,7 @@ func envLess(a, b string) bool {
 
 // labelLess orders labels as the paper's columns, unknown labels last by name.
 func labelLess(a, b string) bool {
-	ra, rb := rank(methodOrder, a), rank(methodOrder, b)
+	ra, rb := rank(tasks.Table2Methods, a), rank(tasks.Table2Methods, b)
 	if ra != rb {
 		return ra < rb
 	}
@@ -96,17 +93,12 @@ func Summarize(runs []Run) Cell {
 		return c
 	}
 	sort.Float64s(c.Values)
-	n := len(c.Values)
-	if n%2 == 1 {
-		c.Median = c.Values[n/2]
-	} else {
-		c.Median = (c.Values[n/2-1] + c.Values[n/2]) / 2
-	}
+	c.Median = median(c.Values)
 	sum := 0.0
 	for _, v := range c.Values {
 		sum += v
 	}
-	c.Mean = sum / float64(n)
+	c.Mean = sum / float64(c.Reached)
 	return c
 }
 
@@ -133,19 +125,17 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 	groups := map[key][]Run{}
 	envSet := map[string]bool{}
 	labelSet := map[string]bool{}
-	// paperLabel is the paper's method of a column: a run labelled
-	// "STP_IS adaptive, K=1" is compared with the paper's STP_IS adaptive.
+	// paperLabel is the paper's method of a column, the label before its
+	// first comma: a run labelled "STP_IS adaptive, K=1" is compared with
+	// the paper's STP_IS adaptive, "ARS V1-t" with ARS V1-t.
 	paperLabel := map[string]string{}
 	for _, r := range runs {
-		label := runLabel(r)
+		label := r.Meta.Label
 		k := key{r.Meta.Env, label}
 		groups[k] = append(groups[k], r)
 		envSet[r.Meta.Env] = true
 		labelSet[label] = true
-		paperLabel[label] = label
-		if r.Meta.Method != "" {
-			paperLabel[label] = DeriveLabel(r.Meta.Method, r.Meta.Step)
-		}
+		paperLabel[label], _, _ = strings.Cut(label, ",")
 	}
 	envs := sortedKeys(envSet, envLess)
 	labels := sortedKeys(labelSet, labelLess)
@@ -206,15 +196,6 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 			"the paper's task is matched by the env name without version); N/A as published.\n")
 	}
 	return sb.String(), nil
-}
-
-// runLabel is the run's display label, derived from method and step when
-// run.json has none.
-func runLabel(r Run) string {
-	if r.Meta.Label != "" {
-		return r.Meta.Label
-	}
-	return DeriveLabel(r.Meta.Method, r.Meta.Step)
 }
 
 func paperCell(env, label string) string {

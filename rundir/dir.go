@@ -22,7 +22,11 @@ func Path(out, env, method string, seed uint64) string {
 }
 
 // ErrOccupied is returned by Create when the directory holds another run.
-var ErrOccupied = errors.New("holds another run: pass --resume to continue it or --force to replace it")
+var ErrOccupied = errors.New("holds another run")
+
+// ErrDamaged is returned by Open when the run's files disagree with its
+// checkpoint (a damaged or edited file).
+var ErrDamaged = errors.New("damaged run")
 
 // ErrNoCheckpoint is returned by Open when the run has no checkpoint (it
 // stopped before its first one): there is nothing to resume.
@@ -144,7 +148,7 @@ func parseCheckpoint(path string, b []byte) (checkpoint, error) {
 		return cp, fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	bad := func(field, format string, a ...any) error {
-		return fmt.Errorf("rundir: %s: field %s: %s", path, field, fmt.Sprintf(format, a...))
+		return fmt.Errorf("rundir: %w: %s: field %s: %s", ErrDamaged, path, field, fmt.Sprintf(format, a...))
 	}
 	if cp.Version != checkpointVersion {
 		return cp, bad("version", "%d, this build resumes version %d only (a run checkpointed by an older build cannot resume; its curve still plots)", cp.Version, checkpointVersion)
@@ -178,7 +182,7 @@ func checkCurve(f *os.File, path string, cp checkpoint) error {
 		return fmt.Errorf("rundir: resume: %w", err)
 	}
 	if st.Size() < cp.CurveBytes {
-		return fmt.Errorf("rundir: resume: %s is %d bytes, shorter than the %d its checkpoint recorded: the curve was damaged (restore it, or start again with --force)", path, st.Size(), cp.CurveBytes)
+		return fmt.Errorf("rundir: resume: %w: %s is %d bytes, shorter than the %d its checkpoint recorded", ErrDamaged, path, st.Size(), cp.CurveBytes)
 	}
 	if err := f.Truncate(cp.CurveBytes); err != nil {
 		return fmt.Errorf("rundir: resume: %w", err)
@@ -194,8 +198,8 @@ func checkCurve(f *os.File, path string, cp checkpoint) error {
 		return fmt.Errorf("rundir: resume: %s holds no point before the checkpoint", path)
 	}
 	if last := pts[len(pts)-1]; last.Iter != cp.Iter || last.Episodes != cp.Episodes {
-		return fmt.Errorf("rundir: resume: %s ends at iteration %d (%d episodes) but the checkpoint is at iteration %d (%d episodes)",
-			path, last.Iter, last.Episodes, cp.Iter, cp.Episodes)
+		return fmt.Errorf("rundir: resume: %w: %s ends at iteration %d (%d episodes) but the checkpoint is at iteration %d (%d episodes)",
+			ErrDamaged, path, last.Iter, last.Episodes, cp.Iter, cp.Episodes)
 	}
 	return nil
 }

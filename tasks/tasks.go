@@ -1,7 +1,6 @@
 package tasks
 
 import (
-	"sort"
 	"strconv"
 	"strings"
 
@@ -12,8 +11,6 @@ import (
 type Task struct {
 	// Name is the paper's task name: "Hopper".
 	Name string
-	// Gymnasium is the gymnasium id a paper name resolves to: "Hopper-v5".
-	Gymnasium string
 	// K is the paper's number of episodes averaged per evaluated point
 	// (section "Continuous control experiments").
 	K int
@@ -48,22 +45,22 @@ func table2(v ...int) map[string]int {
 // all is the table, in the row order of the paper's Table 2, then Walker2d
 // (which the paper does not run).
 var all = []Task{
-	{Name: "Swimmer", Gymnasium: "Swimmer-v5", K: 2, Threshold: 325, HasThreshold: true, Budget: 2000,
+	{Name: "Swimmer", K: 2, Threshold: 325, HasThreshold: true, Budget: 2000,
 		ARS:    ars.Settings{StepSize: 0.02, Directions: 1, Top: 1, Noise: 0.01},
 		Table2: table2(320, 110, 200, 90, 100, 427)},
-	{Name: "Hopper", Gymnasium: "Hopper-v5", K: 4, Threshold: 3120, HasThreshold: true, Budget: 8000,
+	{Name: "Hopper", K: 4, Threshold: 3120, HasThreshold: true, Budget: 8000,
 		ARS: ars.Settings{StepSize: 0.01, Directions: 8, Top: 4, Noise: 0.025}, ARSShift: 1,
 		Table2: table2(3970, 2400, 3720, 1870, 51840, 1973)},
-	{Name: "HalfCheetah", Gymnasium: "HalfCheetah-v5", K: 4, Threshold: 3430, HasThreshold: true, Budget: 10000,
+	{Name: "HalfCheetah", K: 4, Threshold: 3430, HasThreshold: true, Budget: 10000,
 		ARS:    ars.Settings{StepSize: 0.02, Directions: 32, Top: 4, Noise: 0.03},
 		Table2: table2(13760, 4420, 5040, 2710, 8106, 1707)},
-	{Name: "Ant", Gymnasium: "Ant-v5", K: 40, Threshold: 3580, HasThreshold: true, Budget: 100000,
+	{Name: "Ant", K: 40, Threshold: 3580, HasThreshold: true, Budget: 100000,
 		ARS: ars.Settings{StepSize: 0.015, Directions: 60, Top: 20, Noise: 0.025}, ARSShift: 1,
 		Table2: table2(107220, 43860, 96980, 26480, 58133, 20800)},
-	{Name: "Humanoid", Gymnasium: "Humanoid-v5", K: 120, Threshold: 6000, HasThreshold: true, Budget: 1000000,
+	{Name: "Humanoid", K: 120, Threshold: 6000, HasThreshold: true, Budget: 1000000,
 		ARS: ars.Settings{StepSize: 0.02, Directions: 230, Top: 230, Noise: 0.0075}, ARSShift: 5,
 		Table2: table2(0, 530200, 0, 296800, 0, 142600)},
-	{Name: "Walker2d", Gymnasium: "Walker2d-v5", K: 4, Budget: 20000,
+	{Name: "Walker2d", K: 4, Budget: 20000,
 		ARS: ars.Settings{StepSize: 0.03, Directions: 40, Top: 30, Noise: 0.025}, ARSShift: 1},
 }
 
@@ -93,11 +90,13 @@ func Lookup(env string) (Task, bool) {
 // All returns the tasks in the paper's Table 2 order, then Walker2d.
 func All() []Task { return append([]Task(nil), all...) }
 
-// PaperAlias reports whether env is one of the paper's v1 names
-// ("Hopper-v1"), which the bridge maps to today's gymnasium id.
-func PaperAlias(env string) bool {
-	t, ok := Lookup(env)
-	return ok && env == t.Name+"-v1"
+// PaperK returns the paper's K for env's task, and 4 (its K for the
+// middle-sized tasks) for a task the paper does not run.
+func PaperK(env string) int {
+	if t, ok := Lookup(env); ok {
+		return t.K
+	}
+	return 4
 }
 
 // Rank is a task's position in the paper's Table 2 order (unknown tasks
@@ -110,14 +109,4 @@ func Rank(env string) int {
 		}
 	}
 	return len(all)
-}
-
-// Names lists the paper's v1 env names, sorted.
-func Names() []string {
-	out := make([]string, len(all))
-	for i, t := range all {
-		out[i] = t.Name + "-v1"
-	}
-	sort.Strings(out)
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/stpis/stpis/ars"
 	"github.com/stpis/stpis/envclient"
@@ -153,10 +154,10 @@ const minHistory = 32
 // does not run.
 func Preset(preset string, method Method, step Step, env string, k int) (Config, error) {
 	task, known := tasks.Lookup(env)
-	c := Config{Preset: preset, Method: method, Problem: Problem{Env: env, K: task.K, ObsNorm: Running},
+	c := Config{Preset: preset, Method: method, Problem: Problem{Env: env, K: tasks.PaperK(env), ObsNorm: Running},
 		Limits: Limits{MaxEpisodes: task.Budget, Threshold: task.Threshold, HasThreshold: task.HasThreshold, StopAtThreshold: true, EvalEvery: 5, EvalEpisodes: 10}}
 	if !known {
-		c.Problem.K, c.Limits.MaxEpisodes = 4, 10000
+		c.Limits.MaxEpisodes = 10000
 	}
 	switch preset {
 	case PresetTuned, PresetPaper:
@@ -189,11 +190,10 @@ func Preset(preset string, method Method, step Step, env string, k int) (Config,
 	// The tuned choices by task, each measured (docs/experiments.md).
 	switch task.Name {
 	case "Swimmer":
-		c.Problem.K, c.Problem.ObsNorm, c.Problem.CommonSeeds = 1, None, true
-		if k != 0 && k != 1 {
-			c.Problem.K = k
+		c.Problem.K, c.Problem.ObsNorm, c.Problem.CommonSeeds, c.STP.Alpha0 = 1, None, true, 2
+		if k > 1 {
+			c.Problem.K, c.STP.Alpha0 = k, 1
 		}
-		c.STP.Alpha0 = map[bool]float64{true: 2, false: 1}[c.Problem.K == 1]
 	case "HalfCheetah":
 		c.Problem.K, c.Problem.CommonSeeds, c.STP.Lipschitz = 1, true, Local
 		if k != 0 {
@@ -272,63 +272,76 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// OffPaperK reports whether an STP method averages a K other than the
-// paper's for its task (ARS has no K of the paper's).
+// OffPaperK reports whether the run averages a K other than its method's
+// usual one: the paper's for its task (STP methods), 1 (ARS).
 func (c Config) OffPaperK() bool {
-	task, ok := tasks.Lookup(c.Problem.Env)
-	if !ok {
-		task.K = 4
+	if c.Method == ARS {
+		return c.Problem.K != 1
 	}
-	return c.Method != ARS && c.Problem.K != task.K
+	return c.Problem.K != tasks.PaperK(c.Problem.Env)
 }
 
-// Label is the method's display name, as in the paper's Table 2, with
-// ", K=<K>" when an STP method averages a K other than the paper's.
+// Label is the method's display name, as in the paper's Table 2 ("STP_IS
+// adaptive", "ARS V2-t"; SMTP with momentum), then what sets the run apart
+// from the paper's method, after a comma: ", K=1", ", m=4", ", β=0.5",
+// ", paper preset". The name before the first comma is the paper's column
+// it compares with.
 func (c Config) Label() string {
-	var k string
-	if c.OffPaperK() {
-		k = fmt.Sprintf(", K=%d", c.Problem.K)
+	var name string
+	switch {
+	case c.Method == ARS && c.Problem.ObsNorm == None:
+		name = "ARS V1-t"
+	case c.Method == ARS:
+		name = "ARS V2-t"
+	case c.STP.Momentum > 0:
+		name = strings.Replace(strings.ToUpper(string(c.Method)), "STP", "SMTP", 1) + " " + string(c.STP.Step)
+	default:
+		name = strings.ToUpper(string(c.Method)) + " " + string(c.STP.Step)
 	}
-	var m string
-	if c.STP.Directions > 1 {
-		m = fmt.Sprintf(", m=%d", c.STP.Directions)
+	for _, p := range c.parts() {
+		name += ", " + p.label
 	}
-	sm := ""
-	if c.STP.Momentum > 0 {
-		sm = "S"
-	}
-	switch c.Method {
-	case STP:
-		return sm + "STP " + string(c.STP.Step) + k + m
-	case STPIS:
-		return sm + "STP_IS " + string(c.STP.Step) + k + m
-	case ARS:
-		if c.Problem.ObsNorm == None {
-			return "ARS V1-t"
-		}
-		return "ARS V2-t"
-	}
-	return string(c.Method)
+	return name
 }
 
-// Variant names the method and its step rule for a run directory:
-// "stp_is-adaptive", "ars" ("ars-v1" on raw observations), with "-k<K>" when an STP method averages a K
-// other than the paper's (so such runs sit beside the paper's).
+// Variant names the run's directory: the method and its step rule
+// ("stp_is-adaptive", "ars", "ars-v1" on raw observations, "smtp_is-..."
+// with momentum), then what sets it apart, as Label ("-k1", "-m4",
+// "-b0.5", "-paper"), so that different runs never share a directory.
 func (c Config) Variant() string {
-	m := string(c.Method)
+	var v string
 	switch {
-	case c.Method != ARS && c.STP.Momentum > 0:
-		m = fmt.Sprintf("s%s-%s-b%g", m, c.STP.Step, c.STP.Momentum)
-	case c.Method != ARS:
-		m += "-" + string(c.STP.Step)
-	case c.Problem.ObsNorm == None:
-		m += "-v1"
+	case c.Method == ARS && c.Problem.ObsNorm == None:
+		v = "ars-v1"
+	case c.Method == ARS:
+		v = "ars"
+	case c.STP.Momentum > 0:
+		v = strings.Replace(string(c.Method), "stp", "smtp", 1) + "-" + string(c.STP.Step)
+	default:
+		v = string(c.Method) + "-" + string(c.STP.Step)
+	}
+	for _, p := range c.parts() {
+		v += "-" + p.dir
+	}
+	return v
+}
+
+// part is one thing that sets a run apart from its method's paper form.
+type part struct{ label, dir string }
+
+func (c Config) parts() []part {
+	var ps []part
+	if c.OffPaperK() {
+		ps = append(ps, part{fmt.Sprintf("K=%d", c.Problem.K), fmt.Sprintf("k%d", c.Problem.K)})
 	}
 	if c.Method != ARS && c.STP.Directions > 1 {
-		m += fmt.Sprintf("-m%d", c.STP.Directions)
+		ps = append(ps, part{fmt.Sprintf("m=%d", c.STP.Directions), fmt.Sprintf("m%d", c.STP.Directions)})
 	}
-	if c.OffPaperK() {
-		m += fmt.Sprintf("-k%d", c.Problem.K)
+	if c.Method != ARS && c.STP.Momentum > 0 {
+		ps = append(ps, part{fmt.Sprintf("β=%g", c.STP.Momentum), fmt.Sprintf("b%g", c.STP.Momentum)})
 	}
-	return m
+	if c.Preset == PresetPaper {
+		ps = append(ps, part{"paper preset", "paper"})
+	}
+	return ps
 }

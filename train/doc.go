@@ -16,9 +16,11 @@
 //     counted; the episodes' observation statistics are merged into the
 //     normalizer; STP_IS's surrogate learns the (point, mean) pairs, and its
 //     Lipschitz estimates along the basis set p and v;
-//  5. every EvalEvery iterations the current policy is evaluated on seeds of
-//     its own; evaluation episodes are counted apart and never touch the
-//     normalizer.
+//  5. every EvalEvery iterations (or, with EvalSpacing, after each
+//     iteration that crosses a multiple of EvalSpacing episodes), and after
+//     the last iteration, the current policy is evaluated on seeds of its
+//     own (derived from the iteration); evaluation episodes are counted
+//     apart and never touch the normalizer.
 //
 // Run.Train drives a run to its end and reports to a Recorder (a curve point
 // per iteration, checkpoints), in the formats of package rundir. A Run's

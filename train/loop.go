@@ -20,7 +20,8 @@ type Recorder interface {
 // Loop says how Train drives a run.
 type Loop struct {
 	// CheckpointEvery is the number of iterations between checkpoints (a
-	// run also checkpoints when it starts and when it stops).
+	// fresh run also checkpoints after its initial evaluation, and every run
+	// when it stops).
 	CheckpointEvery int
 	// StopAfter stops the run after this many iterations of this call (0:
 	// no limit), as Stop would.

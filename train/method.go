@@ -12,8 +12,8 @@ import (
 	"github.com/stpis/stpis/surrogate"
 )
 
-// Optimizer is a method as the training loop drives it: it proposes the
-// points of a batch and takes their values, the means of K (shifted)
+// Optimizer is a method as the training loop drives it: each iteration it
+// proposes the points of one batch and takes their values, the means of K (shifted)
 // training returns, NaN for a point with a non-finite episode. STP, STP_IS
 // and ARS plug in this way.
 type Optimizer interface {
@@ -23,7 +23,8 @@ type Optimizer interface {
 	Size() int
 	// Propose returns the points of the next batch.
 	Propose() ([][]float64, error)
-	// Tell takes one value per point of the last batch, in order.
+	// Tell takes one value per point of the last batch, in order, and
+	// ends the iteration.
 	Tell(values []float64) (Outcome, error)
 	// X returns the current point x_k.
 	X() []float64
@@ -33,8 +34,6 @@ type Optimizer interface {
 
 // Outcome is what an optimizer did with a batch's values.
 type Outcome struct {
-	// Completed says that the batch ended an iteration.
-	Completed bool
 	// Kept is the index in the batch of the point that is now x_k, or −1
 	// when x_k is no point of the batch (ARS steps along its estimate of
 	// the gradient).
@@ -70,7 +69,7 @@ func (a arsOptimizer) Tell(values []float64) (Outcome, error) {
 	if err := a.Optimizer.Tell(values); err != nil {
 		return Outcome{}, fmt.Errorf("train: %w", err)
 	}
-	return Outcome{Completed: true, Kept: -1, Step: a.Settings().StepSize}, nil
+	return Outcome{Kept: -1, Step: a.Settings().StepSize}, nil
 }
 
 // stpOptimizer is STP, or STP_IS with its surrogate, as an Optimizer.
@@ -163,13 +162,19 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 		}
 	}
 	out, err := o.stepper.Tell(values)
-	if err != nil && !errors.Is(err, stp.ErrNoValue) {
+	switch {
+	case errors.Is(err, stp.ErrNoValue):
+		// No value of the batch was finite: the iteration is abandoned
+		// and x_k stays.
+		return Outcome{Kept: -1, Accepted: stp.Center.String()}, nil
+	case err != nil:
 		return Outcome{}, fmt.Errorf("train: %w", err)
+	case !out.Completed:
+		// The RL step rules (decaying, fixed, success) complete an
+		// iteration with every batch.
+		return Outcome{}, errors.New("train: the step rule needs more than one batch per iteration")
 	}
-	if !out.Completed {
-		return Outcome{Kept: -1}, nil
-	}
-	res := Outcome{Completed: true, Kept: out.Point, Accepted: out.Accepted.String(), Step: o.batch.Alpha}
+	res := Outcome{Kept: out.Point, Accepted: out.Accepted.String(), Step: o.batch.Alpha}
 	if o.sur != nil {
 		if err := o.refresh(); err != nil {
 			return Outcome{}, err

@@ -18,13 +18,16 @@ type Roller interface {
 
 // Counters are a run's totals.
 type Counters struct {
-	Iter               int     `json:"iter"`
-	Episodes           int     `json:"episodes"`
-	EnvSteps           int64   `json:"env_steps"`
-	EvalEpisodes       int     `json:"eval_episodes"`
-	Evals              int     `json:"evals"`
-	BestEval           float64 `json:"best_eval"`
-	HasBest            bool    `json:"has_best"`
+	Iter         int     `json:"iter"`
+	Episodes     int     `json:"episodes"`
+	EnvSteps     int64   `json:"env_steps"`
+	EvalEpisodes int     `json:"eval_episodes"`
+	Evals        int     `json:"evals"`
+	BestEval     float64 `json:"best_eval"`
+	HasBest      bool    `json:"has_best"`
+	// Reached says an evaluation reached the threshold, ThresholdReachedAt
+	// after how many training episodes.
+	Reached            bool    `json:"reached"`
 	ThresholdReachedAt int     `json:"threshold_reached_at"`
 	LastEval           float64 `json:"last_eval"`
 	NonFinite          int     `json:"non_finite"`
@@ -72,13 +75,16 @@ func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
 // Config returns the run's configuration.
 func (r *Run) Config() Config { return r.cfg }
 
+// Info returns the bridge's description of the env the run started with.
+func (r *Run) Info() envclient.EnvInfo { return r.info }
+
 // Counters returns the run's totals.
 func (r *Run) Counters() Counters { return r.c }
 
 // Done says whether the run has reached its threshold (when it stops
 // there) or cannot run another iteration within its episode budget.
 func (r *Run) Done() bool {
-	if r.cfg.Limits.StopAtThreshold && r.c.ThresholdReachedAt > 0 {
+	if r.cfg.Limits.StopAtThreshold && r.c.Reached {
 		return true
 	}
 	return r.c.Episodes+r.opt.Size()*r.cfg.Problem.K > r.cfg.Limits.MaxEpisodes
@@ -93,7 +99,7 @@ func (r *Run) Extend(maxEpisodes int) error {
 	switch {
 	case maxEpisodes < l.MaxEpisodes:
 		return bad("max-episodes", "%d is below the run's budget %d; a budget can only be raised", maxEpisodes, l.MaxEpisodes)
-	case l.StopAtThreshold && r.c.ThresholdReachedAt > 0:
+	case l.StopAtThreshold && r.c.Reached:
 		return bad("max-episodes", "the run stopped at its threshold (%d episodes); there is nothing to extend", r.c.ThresholdReachedAt)
 	}
 	l.MaxEpisodes = maxEpisodes
@@ -207,44 +213,38 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	pending := r.norm.Clone()
 	nonFinite, start := r.c.NonFinite, r.c.Episodes
 	var pt rundir.Point
-	for {
-		points, err := r.opt.Propose()
-		if err != nil {
-			return pt, err
-		}
-		vals, err := r.train(ctx, env, points, frozen)
-		if err != nil {
-			return pt, err
-		}
-		shifted := make([]float64, len(vals))
-		var rawSum float64
-		for i, v := range vals {
-			shifted[i] = v.shifted
-			rawSum += v.raw
-			if r.cfg.Problem.ObsNorm == Running {
-				if err := pending.Merge(v.obs.Count, v.obs.Mean, v.obs.M2); err != nil {
-					return pt, fmt.Errorf("train: normalizer: %w", err)
-				}
+	points, err := r.opt.Propose()
+	if err != nil {
+		return pt, err
+	}
+	vals, err := r.train(ctx, env, points, frozen)
+	if err != nil {
+		return pt, err
+	}
+	shifted := make([]float64, len(vals))
+	var rawSum float64
+	for i, v := range vals {
+		shifted[i] = v.shifted
+		rawSum += v.raw
+		if r.cfg.Problem.ObsNorm == Running {
+			if err := pending.Merge(v.obs.Count, v.obs.Mean, v.obs.M2); err != nil {
+				return pt, fmt.Errorf("train: normalizer: %w", err)
 			}
 		}
-		out, err := r.opt.Tell(shifted)
-		if err != nil {
-			return pt, err
-		}
-		if !out.Completed {
-			continue
-		}
-		// x_k's reward: the kept point's, else (ARS) the batch's mean.
-		reward := rawSum / float64(len(vals))
-		if out.Kept >= 0 {
-			reward = vals[out.Kept].raw
-		}
-		if !math.IsNaN(reward) {
-			r.c.Reward = reward
-		}
-		pt.StepSize, pt.PEntropy, pt.Accepted = out.Step, out.PEntropy, out.Accepted
-		break
 	}
+	out, err := r.opt.Tell(shifted)
+	if err != nil {
+		return pt, err
+	}
+	// x_k's reward: the kept point's, else (ARS) the batch's mean.
+	reward := rawSum / float64(len(vals))
+	if out.Kept >= 0 {
+		reward = vals[out.Kept].raw
+	}
+	if !math.IsNaN(reward) {
+		r.c.Reward = reward
+	}
+	pt.StepSize, pt.PEntropy, pt.Accepted = out.Step, out.PEntropy, out.Accepted
 	r.norm = pending
 	r.c.Iter++
 	if r.evalDue(start) || r.Done() {
@@ -276,7 +276,9 @@ func (r *Run) point(p rundir.Point) rundir.Point {
 // their own; they are not training episodes and do not touch the normalizer.
 func (r *Run) evaluate(ctx context.Context, env Roller, pt *rundir.Point) error {
 	p, l := r.cfg.Problem, r.cfg.Limits
-	mean, std, err := Evaluate(ctx, env, r.Policy(), l.EvalEpisodes, mix(mix(p.Seed, evalStream), uint64(r.c.Evals)), p.Horizon, p.Kwargs)
+	// The seeds follow the iteration, so that an evaluation at a given
+	// iteration sees the same episodes however the run was chunked.
+	mean, std, err := Evaluate(ctx, env, r.Policy(), l.EvalEpisodes, mix(mix(p.Seed, evalStream), uint64(r.c.Iter)), p.Horizon, p.Kwargs)
 	if err != nil {
 		return fmt.Errorf("train: evaluation at iteration %d: %w", r.c.Iter, err)
 	}
@@ -288,8 +290,8 @@ func (r *Run) evaluate(ctx context.Context, env Roller, pt *rundir.Point) error 
 		r.c.BestEval, r.c.HasBest = mean, true
 		r.bestX, r.bestNorm = r.X(), r.norm.Clone()
 	}
-	if l.HasThreshold && r.c.ThresholdReachedAt == 0 && mean >= l.Threshold {
-		r.c.ThresholdReachedAt = r.c.Episodes
+	if l.HasThreshold && !r.c.Reached && mean >= l.Threshold {
+		r.c.Reached, r.c.ThresholdReachedAt = true, r.c.Episodes
 		pt.ReachedAt = r.c.Episodes
 	}
 	return nil
@@ -340,7 +342,7 @@ func Evaluate(ctx context.Context, env Roller, f policy.File, n int, seed uint64
 // directory knows).
 func (r *Run) Result() rundir.Result {
 	c := r.c
-	res := rundir.Result{Reached: c.ThresholdReachedAt > 0, FinalEval: c.LastEval, BestEval: c.BestEval, Episodes: c.Episodes,
+	res := rundir.Result{Reached: c.Reached, FinalEval: c.LastEval, BestEval: c.BestEval, Episodes: c.Episodes,
 		EvalEpisodes: c.EvalEpisodes, EnvSteps: c.EnvSteps, Iterations: c.Iter}
 	if res.Reached {
 		e := c.ThresholdReachedAt

@@ -303,14 +303,15 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, STPIS, "", "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1", Global},
 		{PresetTuned, STP, "", "Swimmer-v5", 0, None, 2, 1, "STP adaptive, K=1", Global},
 		{PresetTuned, STPIS, "", "Swimmer-v1", 2, None, 1, 2, "STP_IS adaptive", Global},
-		{PresetPaper, STPIS, "", "Swimmer-v1", 0, Running, 0.3, 2, "STP_IS adaptive", Global},
+		{PresetPaper, STPIS, "", "Swimmer-v1", 0, Running, 0.3, 2, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, ARS, "", "Swimmer-v1", 0, Running, 0, 1, "ARS V2-t", ""},
 		{PresetTuned, STPIS, "", "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
 		// HalfCheetah's α0 was tuned with K = 1: it goes with that K only.
 		{PresetTuned, STPIS, "", "HalfCheetah-v1", 0, Running, 1, 1, "STP_IS adaptive, K=1", Local},
 		{PresetTuned, STPIS, "", "HalfCheetah-v1", 4, Running, 0.3, 4, "STP_IS adaptive", Local},
 		{PresetTuned, STPIS, Fixed, "HalfCheetah-v1", 2, Running, 0.3, 2, "STP_IS fixed, K=2", Local},
-		{PresetPaper, STPIS, "", "HalfCheetah-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
+		{PresetPaper, STPIS, "", "HalfCheetah-v1", 0, Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
+		{PresetTuned, STPIS, "", "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
 	} {
 		c, err := Preset(tc.preset, tc.method, tc.step, tc.env, tc.k)
 		if err != nil {

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -27,10 +25,15 @@ func (f *trainFlags) checkFree(cfg train.Config) error {
 	for s := 0; s < f.seeds; s++ {
 		path := rundir.Path(f.out, cfg.Problem.Env, cfg.Variant(), cfg.Problem.Seed+uint64(s))
 		if rundir.Exists(path) {
-			return usageError{fmt.Errorf("%s %w", path, rundir.ErrOccupied)}
+			return occupied(fmt.Errorf("%s %w", path, rundir.ErrOccupied))
 		}
 	}
 	return nil
+}
+
+// occupied turns rundir's ErrOccupied into a usage error with the way out.
+func occupied(err error) error {
+	return usageError{fmt.Errorf("%w: pass --resume to continue it or --force to replace it", err)}
 }
 
 // trainOne trains one seed. It returns stopped = true when asked to stop
@@ -72,41 +75,61 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 // open starts the run in path, or resumes it with --resume. It returns a
 // nil Dir when a finished run is left as it is.
 func open(f *trainFlags, cfg train.Config, info envclient.EnvInfo, path string, log zerolog.Logger, stdout io.Writer) (*rundir.Dir, *train.Run, error) {
-	if f.resume && rundir.Exists(path) {
-		// A finished run is left as it is unless --max-episodes raises its
-		// budget; it needs no checkpoint for that (committed results have
-		// none).
-		finished, err := rundir.ReadResult(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		if finished != nil && !f.set["max-episodes"] {
-			return nil, nil, leave(path, log, stdout, "nothing to resume")
-		}
-		dir, state, err := rundir.Open(path)
-		switch {
-		case errors.Is(err, rundir.ErrNoCheckpoint) && finished != nil:
-			return nil, nil, leave(path, log, stdout, "it has no checkpoint to extend")
-		case errors.Is(err, rundir.ErrNoCheckpoint):
-			log.Info().Msg("the run stopped before its first checkpoint; starting it again")
-			return create(cfg, info, path, true)
-		case err != nil:
-			return nil, nil, err
-		}
-		r, err := train.Restore(state)
-		if err == nil {
-			err = resume(f, dir, r, finished != nil, log)
-		}
-		if err != nil {
-			dir.Close()
-			if errors.Is(err, errLeave) {
-				return nil, nil, leave(path, log, stdout, strings.TrimPrefix(err.Error(), errLeave.Error()+": "))
-			}
-			return nil, nil, err
-		}
-		return dir, r, nil
+	if !f.resume || !rundir.Exists(path) {
+		return create(cfg, info, path, f.force)
 	}
-	return create(cfg, info, path, f.force)
+	// A finished run is left as it is unless --max-episodes raises its
+	// budget; it needs no checkpoint for that (committed results have none).
+	finished, err := rundir.ReadResult(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if finished != nil && !f.set["max-episodes"] {
+		return nil, nil, leave(finished, log, stdout, "nothing to resume")
+	}
+	dir, state, err := rundir.Open(path)
+	switch {
+	case errors.Is(err, rundir.ErrNoCheckpoint) && finished != nil:
+		return nil, nil, leave(finished, log, stdout, "it has no checkpoint to extend")
+	case errors.Is(err, rundir.ErrNoCheckpoint):
+		log.Info().Msg("the run stopped before its first checkpoint; starting it again")
+		return create(cfg, info, path, true)
+	case errors.Is(err, rundir.ErrDamaged):
+		return nil, nil, fmt.Errorf("%w; restore the file, or start the run again with --force", err)
+	case err != nil:
+		return nil, nil, err
+	}
+	r, err := train.Restore(state)
+	if err != nil {
+		dir.Close()
+		return nil, nil, fmt.Errorf("resume %s: %w", path, err)
+	}
+	warnIfChanged(log, cfg, info, r)
+	why, err := resume(f, dir, r, finished != nil, log)
+	if err != nil || why != "" {
+		dir.Close()
+		if err == nil {
+			err = leave(finished, log, stdout, why)
+		}
+		return nil, nil, err
+	}
+	return dir, r, nil
+}
+
+// warnIfChanged says when a resumed run's configuration or env differs
+// from what the command line and the bridge give now: the run goes on with
+// its own (only --max-episodes can raise its budget).
+func warnIfChanged(log zerolog.Logger, cfg train.Config, info envclient.EnvInfo, r *train.Run) {
+	was := r.Config()
+	cfg.Limits.MaxEpisodes = was.Limits.MaxEpisodes
+	a, _ := json.Marshal(was)
+	b, _ := json.Marshal(cfg)
+	if string(a) != string(b) {
+		log.Warn().RawJSON("checkpoint", a).RawJSON("flags", b).Msg("the flags differ from the resumed run's configuration; the run goes on with its own")
+	}
+	if got := r.Info(); got.ResolvedID != info.ResolvedID || got.ObsDim != info.ObsDim || got.ActDim != info.ActDim {
+		log.Warn().Str("checkpoint", got.ResolvedID).Str("bridge", info.ResolvedID).Msg("the bridge describes the env differently from when the run started")
+	}
 }
 
 // create starts a fresh run in path.
@@ -123,51 +146,43 @@ func create(cfg train.Config, info envclient.EnvInfo, path string, force bool) (
 	meta.Created = time.Now().UTC()
 	dir, err := rundir.Create(path, meta, force)
 	if errors.Is(err, rundir.ErrOccupied) {
-		return nil, nil, usageError{err}
+		return nil, nil, occupied(err)
 	}
 	return dir, r, err
 }
 
-// errLeave says that a finished run is left as it is.
-var errLeave = errors.New("already finished")
-
 // resume applies --max-episodes to a resumed run: a larger budget extends
-// it (a finished one too); a finished run whose budget is not raised is left
-// as it is (errLeave).
-func resume(f *trainFlags, dir *rundir.Dir, r *train.Run, finished bool, log zerolog.Logger) error {
+// it (a finished one too). A finished run whose budget is not raised is
+// left as it is: why says so.
+func resume(f *trainFlags, dir *rundir.Dir, r *train.Run, finished bool, log zerolog.Logger) (why string, err error) {
 	budget := r.Config().Limits.MaxEpisodes
 	switch {
 	case f.set["max-episodes"] && f.maxEpisodes > budget:
 		if err := r.Extend(f.maxEpisodes); err != nil {
 			if finished {
-				return fmt.Errorf("%w: %v", errLeave, err)
+				return err.Error(), nil
 			}
-			return usageError{err}
+			return "", usageError{err}
 		}
 		log.Info().Int("from", budget).Int("to", f.maxEpisodes).Msg("budget raised; the run goes on from its last checkpoint")
-		return dir.Reopen()
+		return "", dir.Reopen()
 	case f.set["max-episodes"] && f.maxEpisodes < budget:
 		log.Warn().Int("checkpoint", budget).Int("flag", f.maxEpisodes).Msg("--max-episodes is below the resumed run's budget; keeping the run's")
 	}
 	if finished {
-		return fmt.Errorf("%w: its budget is not raised", errLeave)
+		return "its budget is not raised", nil
 	}
 	log.Info().Int("iter", r.Counters().Iter).Int("episodes", r.Counters().Episodes).Msg("resuming")
-	return nil
+	return "", nil
 }
 
 // leave prints a finished run's result and says why it is left as it is.
-func leave(path string, log zerolog.Logger, stdout io.Writer, why string) error {
+func leave(res *rundir.Result, log zerolog.Logger, stdout io.Writer, why string) error {
 	log.Info().Msg("already finished; " + why)
-	b, err := os.ReadFile(filepath.Join(path, rundir.ResultFile))
+	b, err := json.Marshal(res)
 	if err != nil {
 		return err
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(path, rundir.ResultFile), err)
-	}
-	out, _ := json.Marshal(m)
-	fmt.Fprintf(stdout, "%s\n", out)
+	fmt.Fprintf(stdout, "%s\n", b)
 	return nil
 }

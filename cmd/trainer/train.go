@@ -73,7 +73,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.IntVar(&f.surrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (preset: 10; paper 1)")
 	fs.StringVar(&f.lipschitz, "lipschitz", "", "surrogate Lipschitz estimate: global bound or local curvature at x_k (preset)")
 	fs.Float64Var(&f.mix, "mix", 0, "mix p with uniform: p ← (1−γ)p + γ/n")
-	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<method>-<step>[-k<K>]/seed<N>/")
+	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<variant>/seed<N>/, the variant naming the method, its step and what sets the run apart (-k<K>, -m<M>, -b<β>, -paper)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run found in the output directory (start it if there is none); with a larger --max-episodes, extend a finished run")
 	fs.BoolVar(&f.force, "force", false, "replace a run already in the output directory")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", 10, "checkpoint every N iterations (and at the start, the end, and on SIGINT/SIGTERM)")
@@ -105,10 +105,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 func (f *trainFlags) config() (train.Config, error) {
 	k := f.k.v
 	if f.k.paper {
-		k = 4
-		if t, ok := tasks.Lookup(f.env); ok {
-			k = t.K
-		}
+		k = tasks.PaperK(f.env)
 	}
 	c, err := train.Preset(f.preset, train.Method(f.method), train.Step(f.step), f.env, k)
 	if err != nil {
@@ -178,6 +175,9 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 		return usageError{fmt.Errorf("flags -horizon and -shift: %w", err)}
 	}
 	for s := 0; s < f.seeds; s++ {
+		if err := stoppedErr(graceful); err != nil {
+			return err
+		}
 		c := cfg
 		c.Problem.Seed = cfg.Problem.Seed + uint64(s)
 		stopped, err := trainOne(ctx, graceful, f, c, info, client, log, stdout, stderr)

@@ -334,7 +334,9 @@ func TestKFlagAndRunDir(t *testing.T) {
 	}{
 		{[]string{"--env", "HalfCheetah-v1"}, 1, "stp_is-adaptive-k1", "STP_IS adaptive, K=1"},
 		{[]string{"--env", "HalfCheetah-v1", "--k", "paper"}, 4, "stp_is-adaptive", "STP_IS adaptive"},
-		{[]string{"--env", "HalfCheetah-v1", "--k", "paper", "--preset", "paper"}, 4, "stp_is-adaptive", "STP_IS adaptive"},
+		{[]string{"--env", "HalfCheetah-v1", "--k", "paper", "--preset", "paper"}, 4, "stp_is-adaptive-paper", "STP_IS adaptive, paper preset"},
+		{[]string{"--env", "Hopper-v1", "--momentum", "0.5", "--directions", "4"}, 4, "smtp_is-adaptive-m4-b0.5", "SMTP_IS adaptive, m=4, β=0.5"},
+		{[]string{"--env", "Hopper-v1", "--method", "ars", "--k", "2"}, 2, "ars-k2", "ARS V2-t, K=2"},
 		{[]string{"--env", "Hopper-v1", "--k", "2", "--method", "stp", "--step", "fixed"}, 2, "stp-fixed-k2", "STP fixed, K=2"},
 		{[]string{"--env", "Hopper-v1", "--method", "ars"}, 1, "ars", "ARS V2-t"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--obs-norm", "none"}, 1, "ars-v1", "ARS V1-t"},
