@@ -40,6 +40,17 @@ class Plan:
     positions: list[list[int]]
     n: int
 
+    def names(self) -> list[str]:
+        """Name each task by the request episodes it runs, for error messages."""
+        out = []
+        for where in self.positions:
+            if len(where) == 1:
+                out.append(f"episodes[{where[0]}]")
+            else:
+                shown = ", ".join(str(i) for i in where[:8]) + (", ..." if len(where) > 8 else "")
+                out.append(f"episodes[{shown}] ({len(where)} episodes run as one fast chunk)")
+        return out
+
     def unpack(self, outcomes: Sequence[Outcome]) -> list[EpisodeOutcome]:
         """Return one outcome per episode, in request order."""
         out: list[EpisodeOutcome | None] = [None] * self.n

@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.context import BaseContext
 from typing import Any
 
-from stpis_bridge.worker import READY, Outcome, Task, worker_main
+from stpis_bridge.worker import READY, BatchTask, Outcome, Task, worker_main
 
 _LOG = logging.getLogger(__name__)
 
@@ -115,10 +115,17 @@ def _describe_exit(exitcode: int | None) -> str:
 class _Batch:
     """The tasks of one call, their outcomes, and how the call ended."""
 
-    def __init__(self, batch_id: int, tag: str, tasks: Sequence[Task]) -> None:
+    def __init__(
+        self, batch_id: int, tag: str, tasks: Sequence[Task], names: Sequence[str] | None
+    ) -> None:
         self.batch_id = batch_id
         self.tag = tag
         self.tasks = list(tasks)
+        # How errors name task i: the caller's words (the episodes of the request it
+        # holds), else "episodes[i]".
+        self.names = (
+            list(names) if names is not None else [f"episodes[{i}]" for i in range(len(tasks))]
+        )
         self.next_index = 0
         self.results: list[Outcome | None] = [None] * len(self.tasks)
         self.remaining = len(self.tasks)
@@ -162,6 +169,8 @@ class _Worker:
     current: tuple[_Batch, int] | None = None
     # When the current task was sent; the worker's CPU time, and when it last moved.
     started: float = 0.0
+    # The wall time the current task may take (--max-episode-seconds per episode).
+    budget: float = 0.0
     cpu: float | None = None
     cpu_moved: float = 0.0
     # Why the pool killed this worker, if it did.
@@ -297,9 +306,16 @@ class WorkerPool:
         with self._lock:
             return sum(len(b.tasks) - b.next_index for b in self._queue if not b.done.is_set())
 
-    def submit(self, tasks: Sequence[Task], tag: str = "") -> BatchHandle:
-        """Queue a batch; its tasks interleave with other batches' tasks."""
-        batch = _Batch(next(self._ids), tag, tasks)
+    def submit(
+        self, tasks: Sequence[Task], tag: str = "", names: Sequence[str] | None = None
+    ) -> BatchHandle:
+        """Queue a batch; its tasks interleave with other batches' tasks.
+
+        ``names[i]`` is how errors name task i (default ``episodes[i]``).
+        """
+        if names is not None and len(names) != len(tasks):
+            raise ValueError(f"{len(names)} names for {len(tasks)} tasks")
+        batch = _Batch(next(self._ids), tag, tasks, names)
         if not batch.tasks:
             batch.finish()
             return BatchHandle(self, batch)
@@ -409,6 +425,9 @@ class WorkerPool:
                 break
             w.current = picked
             w.started = time.monotonic()
+            # A fast chunk runs its episodes one after another: its budget is
+            # one episode's for each of them.
+            w.budget = self._max_episode_s * _episodes(picked[0].tasks[picked[1]])
             w.cpu, w.cpu_moved = _cpu_seconds(w.pid), w.started
             batch, i = picked
             sends.append((w, i, batch.tasks[i]))
@@ -438,10 +457,12 @@ class WorkerPool:
                     due = min(self._respawn_at.values()) - time.monotonic()
                     timeout = max(0.0, min(due, timeout if timeout is not None else due))
             for w, i, task in sends:
-                try:
-                    w.conn.send((i, task))
-                except OSError:
-                    pass  # The worker died; its sentinel fires below.
+                if isinstance(task, BatchTask):
+                    # A chunk can outgrow the pipe's buffer: sent from a thread of
+                    # its own, so that a stopped worker cannot block the watchdog.
+                    threading.Thread(target=_send, args=(w.conn, (i, task)), daemon=True).start()
+                else:
+                    _send(w.conn, (i, task))
             by_conn: dict[Any, _Worker] = {w.conn: w for w in workers}
             by_sentinel: dict[Any, _Worker] = {w.process.sentinel: w for w in workers}
             waitables: list[Any] = [self._wake_r, *by_conn, *by_sentinel]
@@ -476,14 +497,15 @@ class WorkerPool:
         for w in self._workers:
             if w.current is None or w.dead or w.killed_for:
                 continue
-            i = w.current[1]
-            if now - w.started > self._max_episode_s:
+            batch, i = w.current
+            if now - w.started > w.budget:
                 self._abort(
                     w,
                     "its episode ran too long",
                     EpisodeBudgetError(
-                        f"episodes[{i}] ran for more than --max-episode-seconds="
-                        f"{self._max_episode_s:g}; it was aborted and its worker replaced"
+                        f"{batch.names[i]} ran for more than --max-episode-seconds="
+                        f"{self._max_episode_s:g} an episode; it was aborted and its worker "
+                        "replaced"
                     ),
                 )
                 continue
@@ -499,7 +521,7 @@ class WorkerPool:
                     WorkerCrashedError(
                         f"worker {w.index} (pid {w.pid}) made no progress for "
                         f"{now - w.cpu_moved:.1f}s (stopped or hung) while running "
-                        f"episodes[{i}] of this call; the pool has replaced the worker, "
+                        f"{batch.names[i]} of this call; the pool has replaced the worker, "
                         "retry the call"
                     ),
                 )
@@ -559,7 +581,7 @@ class WorkerPool:
                 self._drop(batch)
                 batch.finish(
                     TaskFailedError(
-                        f"episodes[{i}] failed in worker {w.index} (pid {w.pid}): {payload}"
+                        f"{batch.names[i]} failed in worker {w.index} (pid {w.pid}): {payload}"
                     )
                 )
                 return
@@ -583,7 +605,7 @@ class WorkerPool:
                     self._drop(batch)
                     batch.finish(
                         WorkerCrashedError(
-                            f"worker {w.index} (pid {w.pid}) {how} while running episodes[{i}] "
+                            f"worker {w.index} (pid {w.pid}) {how} while running {batch.names[i]} "
                             "of this call; the pool has replaced the worker, retry the call"
                         )
                     )
@@ -636,3 +658,17 @@ class WorkerPool:
             if w.current is not None and not w.dead:
                 w.current[0].finish(error)
                 w.current = None
+
+
+def _episodes(task: Task) -> int:
+    """Return how many episodes a task runs."""
+    return len(task.episodes) if isinstance(task, BatchTask) else 1
+
+
+def _send(conn: multiprocessing.connection.Connection, msg: tuple[int, Task]) -> None:
+    try:
+        conn.send(msg)
+    except (OSError, ValueError, TypeError):
+        # The worker died (its sentinel fires in the dispatcher), or the
+        # dispatcher closed its connection under a sending thread.
+        pass

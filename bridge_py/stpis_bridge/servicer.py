@@ -51,6 +51,10 @@ DESCRIPTION_CACHE_SIZE = 256
 _MAX_MESSAGE_CHARS = 4096
 
 
+# Describe reports the limits as protobuf integers; uint32 bounds them all.
+_MAX_LIMIT = 2**32 - 1
+
+
 @dataclasses.dataclass(frozen=True)
 class Limits:
     """Per-call limits; each is named after the CLI flag that sets it."""
@@ -69,8 +73,8 @@ class Limits:
             if field.type == "float":
                 if not isinstance(value, int | float) or not 0 < value < float("inf"):
                     raise ValueError(f"{flag} must be a positive finite number, got {value!r}")
-            elif not isinstance(value, int) or value < 1:
-                raise ValueError(f"{flag} must be a positive integer, got {value!r}")
+            elif not isinstance(value, int) or not 1 <= value <= _MAX_LIMIT:
+                raise ValueError(f"{flag} must be an integer in [1, {_MAX_LIMIT}], got {value!r}")
 
 
 class _Invalid(Exception):
@@ -299,14 +303,14 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         start = time.monotonic()
         _LOG.debug("Rollout: %d episodes started", n)
         try:
-            handle = self._pool.submit(plan.tasks, tag=context.peer())
+            handle = self._pool.submit(plan.tasks, tag=context.peer(), names=plan.names())
         except PoolError as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         # A client that gives up (deadline, cancel) frees the workers from its queued tasks.
         if not context.add_callback(handle.cancel):
             handle.cancel()
         try:
-            outcomes = plan.unpack(handle.wait())
+            results = handle.wait()
         except WorkerCrashedError as exc:
             _LOG.warning("Rollout of %d episodes failed: %s", n, exc)
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
@@ -323,6 +327,11 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             # its supervisor restarts it): another replica, or a retry, can serve.
             _LOG.error("Rollout of %d episodes failed: %s", n, exc)
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        try:
+            outcomes = plan.unpack(results)
+        except RuntimeError as exc:
+            _LOG.error("Rollout of %d episodes: %s", n, exc)
+            context.abort(grpc.StatusCode.INTERNAL, f"the bridge lost track of an outcome: {exc}")
         _LOG.debug("Rollout: %d episodes done in %.3fs", n, time.monotonic() - start)
         return envbridge_pb2.RolloutResponse(results=[_result(o) for o in outcomes])
 

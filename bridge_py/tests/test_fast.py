@@ -239,6 +239,11 @@ def test_plan_chunks_per_worker_and_names_the_episode_fast_cannot_run():
     odd = EpisodeTask("Hopper-v5", (("width", 64),), pol, 0, 10, 0.0)
     plan = backends.plan([hop, odd, hop, hop, hop], "auto", 2)
     assert plan.positions == [[0, 3], [2, 4], [1]]  # dealt round robin, then gymnasium's
+    assert plan.names() == [
+        "episodes[0, 3] (2 episodes run as one fast chunk)",
+        "episodes[2, 4] (2 episodes run as one fast chunk)",
+        "episodes[1]",
+    ]
     assert sorted(i for p in plan.positions for i in p) == [0, 1, 2, 3, 4]
     # A chunk's recorded observations stay within the memory bound.
     long = EpisodeTask("Hopper-v5", (), pol, 0, 10_000, 0.0)

@@ -220,6 +220,47 @@ def test_episode_over_its_wall_budget_is_aborted(watched):
         _ok(stub)
 
 
+# A fast chunk runs its episodes one after another: its wall budget is one
+# episode's per episode, so a chunk of short episodes is not aborted as overlong.
+def test_a_fast_chunk_gets_one_episode_budget_per_episode():
+    running = start_server(workers=1, max_episode_seconds=1.0, stall_seconds=1.5)
+    try:
+        ch, stub = _stub(running)
+        with ch:
+            # Eight Hopper episodes of 1000 steps at frame_skip 12 (about 0.3 s each
+            # here) run as one chunk of about 2.4 s: over one episode's 1 s, within 8 s.
+            kwargs = {"terminate_when_unhealthy": False, "frame_skip": 12}
+            specs = [hopper_spec(seed=s, horizon=1000, kwargs=kwargs) for s in range(8)]
+            got = stub.Rollout(pb.RolloutRequest(episodes=specs), timeout=60).results
+            assert [r.length for r in got] == [1000] * 8
+    finally:
+        running.stop(2)
+
+
+# A chunk larger than the pipe's buffer, sent to a stopped worker, must not
+# block the pool: the worker is found stalled and the call fails retryably,
+# naming the request's episodes the chunk held.
+def test_a_large_chunk_sent_to_a_stopped_worker_does_not_hang_the_pool():
+    running = start_server(workers=1, stall_seconds=1.5)
+    try:
+        ch, stub = _stub(running)
+        with ch:
+            (victim,) = running.worker_pids()
+            os.kill(victim, signal.SIGSTOP)
+            specs = [hopper_spec(seed=s, horizon=5) for s in range(400)]
+            start = time.monotonic()
+            with pytest.raises(grpc.RpcError) as info:
+                stub.Rollout(pb.RolloutRequest(episodes=specs), timeout=30)
+            assert info.value.code() == grpc.StatusCode.UNAVAILABLE
+            assert "made no progress" in info.value.details()
+            assert "episodes[0, 1, 2" in info.value.details()
+            assert "400 episodes run as one fast chunk" in info.value.details()
+            assert time.monotonic() - start < 15
+            _ok(stub)
+    finally:
+        running.stop(2)
+
+
 # Defect 4: a stopped worker is replaced in seconds and its call fails retryably.
 def test_stopped_worker_is_replaced_and_its_call_is_unavailable(watched):
     ch, stub = _stub(watched)

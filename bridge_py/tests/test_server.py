@@ -217,3 +217,10 @@ def test_version_flag_names_the_bridge_and_its_libraries() -> None:
     assert out.startswith(f"stpis_bridge {project['version']} ")
     for lib in ("gymnasium", "mujoco", "grpcio"):
         assert lib in out
+
+
+def test_limits_beyond_what_describe_can_report_name_the_flag() -> None:
+    from stpis_bridge.servicer import Limits
+
+    with pytest.raises(ValueError, match="--max-horizon"):
+        Limits(max_horizon=2**32).validate()
