@@ -191,8 +191,10 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	return nil
 }
 
-// logEnv says which gymnasium env a name resolved to, and why.
+// logEnv says which gymnasium env a name resolved to, and why, and which
+// of the bridge's backends runs it.
 func logEnv(log zerolog.Logger, info envclient.EnvInfo) {
+	log.Info().Str("env", info.ResolvedID).Str("backend", info.Backend).Msgf("the bridge runs %s on its %s backend", info.ResolvedID, info.Backend)
 	if info.ResolvedID != info.RequestedID {
 		log.Info().Str("env", info.RequestedID).Str("resolved", info.ResolvedID).
 			Str("gymnasium", info.GymnasiumVersion).Str("mujoco", info.MujocoVersion).

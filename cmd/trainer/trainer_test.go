@@ -133,6 +133,9 @@ func TestSwimmerLearns(t *testing.T) {
 	if !strings.Contains(stdout, `"final_eval"`) {
 		t.Errorf("stdout lacks the result line: %q", stdout)
 	}
+	if m, err := rundir.ReadMeta(dir); err != nil || (m.Backend != "fast" && m.Backend != "gymnasium") {
+		t.Errorf("run.json backend %q (%v), want the bridge's", m.Backend, err)
+	}
 	for _, f := range []string{rundir.MetaFile, rundir.CheckpointFile, rundir.PolicyFile, rundir.BestFile, rundir.NPZFile, rundir.BestNPZFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run file: %v", err)
