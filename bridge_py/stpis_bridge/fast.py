@@ -36,14 +36,21 @@ import mujoco
 import numpy as np
 
 from stpis_bridge import envs
-from stpis_bridge.rollout import EpisodeOutcome, LinearPolicy, non_finite_what
+from stpis_bridge.rollout import (
+    INITIAL_OBS_ROWS,
+    EpisodeOutcome,
+    LinearPolicy,
+    non_finite_what,
+    obs_stats,
+    reward_detail,
+    shifted_detail,
+)
 
 BACKEND_AUTO = "auto"
 BACKEND_GYMNASIUM = "gymnasium"
 BACKEND_FAST = "fast"
 BACKENDS = (BACKEND_AUTO, BACKEND_GYMNASIUM, BACKEND_FAST)
 
-_INITIAL_OBS_ROWS = 1024
 
 # kwargs every task's fast path honours: they change the model, the frame skip, the
 # weights and ranges read from the made env, the reset (done by gymnasium itself), or
@@ -467,7 +474,7 @@ class _Episodes:
         self.terminated = [False] * n
         self.truncated = [False] * n
         self.detail = [""] * n
-        cap = max(1, min(int(self.horizons.max()), _INITIAL_OBS_ROWS))
+        cap = max(1, min(int(self.horizons.max()), INITIAL_OBS_ROWS))
         self.recorded = np.empty((n, cap, env.obs_dim))
 
     def _record(self, rows: np.ndarray, t: int) -> None:
@@ -524,8 +531,7 @@ class _Episodes:
                 r = float(reward[k])
                 term = bool(terminated[k])
                 if not np.isfinite(r):
-                    what = f"reward {r!r} at step {t - 1}".replace("nan", "NaN")
-                    self._end(i, term, timed_out, what.replace("inf", "Inf"))
+                    self._end(i, term, timed_out, reward_detail(r, t - 1))
                     continue
                 self.total[i] += r
                 if not obs_ok[k]:
@@ -542,21 +548,12 @@ class _Episodes:
 
     def _outcome(self, i: int) -> EpisodeOutcome:
         length = int(self.length[i])
-        acted = self.recorded[i, :length]
-        if length > 0:
-            mean = acted.mean(axis=0)
-            m2 = ((acted - mean) ** 2).sum(axis=0)
-        else:
-            mean = np.zeros(self.env.obs_dim, dtype=np.float64)
-            m2 = np.zeros(self.env.obs_dim, dtype=np.float64)
+        mean, m2 = obs_stats(self.recorded[i, :length], self.env.obs_dim)
         total = self.total[i]
         shifted = total - self.shifts[i] * length
         detail = self.detail[i]
         if not detail and not np.isfinite(shifted):
-            detail = (
-                f"shifted return {shifted} (return {total:g} - shift {self.shifts[i]:g} x "
-                f"{length} steps)"
-            )
+            detail = shifted_detail(shifted, total, self.shifts[i], length)
         return EpisodeOutcome(
             total_return=total,
             shifted_return=shifted,

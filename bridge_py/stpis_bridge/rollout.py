@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 STD_EPSILON = 1e-7
-_INITIAL_OBS_ROWS = 1024
+INITIAL_OBS_ROWS = 1024
 
 
 class StepEnv(Protocol):
@@ -73,6 +73,24 @@ class EpisodeOutcome:
     non_finite_detail: str = ""
 
 
+def reward_detail(r: float, step: int) -> str:
+    """Say that the reward of ``step`` was not finite."""
+    return f"reward {r!r} at step {step}".replace("nan", "NaN").replace("inf", "Inf")
+
+
+def shifted_detail(shifted: float, total: float, shift: float, length: int) -> str:
+    """Say that the shifted return overflowed."""
+    return f"shifted return {shifted} (return {total:g} - shift {shift:g} x {length} steps)"
+
+
+def obs_stats(acted: np.ndarray, obs_dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Return the mean and sum of squared deviations of the observations acted on."""
+    if len(acted) == 0:
+        return np.zeros(obs_dim, dtype=np.float64), np.zeros(obs_dim, dtype=np.float64)
+    mean = acted.mean(axis=0)
+    return mean, ((acted - mean) ** 2).sum(axis=0)
+
+
 def non_finite_what(name: str, obs: np.ndarray) -> str:
     """Describe the first non-finite feature of ``obs``: ``observation[3] NaN (and 2 more)``."""
     bad = np.flatnonzero(~np.isfinite(obs))
@@ -113,7 +131,7 @@ def run_episode(
     low = np.asarray(action_low, dtype=np.float64)
     high = np.asarray(action_high, dtype=np.float64)
     obs_dim = w.shape[1]
-    rows = max(1, min(horizon, _INITIAL_OBS_ROWS))
+    rows = max(1, min(horizon, INITIAL_OBS_ROWS))
     recorded = np.empty((rows, obs_dim), dtype=np.float64)
 
     total = 0.0
@@ -153,9 +171,7 @@ def run_episode(
         length += 1
         r = float(reward)
         if not isfinite(r):
-            detail = f"reward {r!r} at step {length - 1}".replace("nan", "NaN").replace(
-                "inf", "Inf"
-            )
+            detail = reward_detail(r, length - 1)
             break
         total += r
         obs = np.asarray(obs_raw, dtype=np.float64)
@@ -169,17 +185,11 @@ def run_episode(
             truncated = True
     shifted = total - shift * length
     if not detail and not isfinite(shifted):
-        detail = f"shifted return {shifted} (return {total:g} - shift {shift:g} x {length} steps)"
+        detail = shifted_detail(shifted, total, shift, length)
 
     terminated = bool(terminated)
     truncated = bool(truncated)
-    acted = recorded[:length]
-    if length > 0:
-        mean = acted.mean(axis=0)
-        m2 = ((acted - mean) ** 2).sum(axis=0)
-    else:
-        mean = np.zeros(obs_dim, dtype=np.float64)
-        m2 = np.zeros(obs_dim, dtype=np.float64)
+    mean, m2 = obs_stats(recorded[:length], obs_dim)
     return EpisodeOutcome(
         total_return=total,
         shifted_return=shifted,
