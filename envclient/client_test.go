@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
@@ -184,8 +183,8 @@ func TestRolloutUnavailableGivesUpAfterReconnectTimeout(t *testing.T) {
 	f := &fakeBridge{name: "a", rollout: func(context.Context, int64, *envbridgev1.RolloutRequest) (*envbridgev1.RolloutResponse, error) {
 		return nil, status.Error(codes.Unavailable, "down")
 	}}
-	log := &syncWriter{}
-	c := startFakes(t, Config{ChunkSize: 100, ReconnectTimeout: 700 * time.Millisecond, Logger: log.logger()}, f)
+	log := &TestLog{}
+	c := startFakes(t, Config{ChunkSize: 100, ReconnectTimeout: 700 * time.Millisecond, Logger: log.Logger()}, f)
 	_, err := c.Rollout(testCtx(t), specs(2))
 	if status.Code(err) != codes.Unavailable || !errors.Is(err, ErrBridgeUnavailable) {
 		t.Fatalf("err = %v, want code Unavailable wrapping ErrBridgeUnavailable", err)
@@ -210,8 +209,8 @@ func TestRolloutStuckReplicaFailsOver(t *testing.T) {
 		return nil, status.FromContextError(ctx.Err()).Err()
 	}}
 	good := &fakeBridge{name: "good"}
-	log := &syncWriter{}
-	c := startFakes(t, Config{ChunkSize: 2, AttemptTimeout: 300 * time.Millisecond, Logger: log.logger()}, stuck, good)
+	log := &TestLog{}
+	c := startFakes(t, Config{ChunkSize: 2, AttemptTimeout: 300 * time.Millisecond, Logger: log.Logger()}, stuck, good)
 	waitAllReady(t, c, stuck, good)
 	rolloutEcho(t, c, 8)
 	if stuck.calls.Load() == 0 {
@@ -590,29 +589,6 @@ func rolloutEcho(t *testing.T, c *Client, n int) {
 			t.Errorf("result %d: Return %v, want %v", i, r.Return, 100+i)
 		}
 	}
-}
-
-// syncWriter is a log destination shared by goroutines and read by the test.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncWriter) logger() *zerolog.Logger {
-	lg := zerolog.New(s)
-	return &lg
 }
 
 func TestAttemptTimeoutDerivedFromChunkSize(t *testing.T) {

@@ -13,35 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
 	"google.golang.org/grpc"
 
 	"github.com/stpis/stpis/envclient"
 	"github.com/stpis/stpis/envclient/localbridge"
 )
-
-// lockedLog is a zerolog destination that tests can read while goroutines log.
-type lockedLog struct {
-	mu  sync.Mutex
-	buf strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *lockedLog) logger() *zerolog.Logger {
-	lg := zerolog.New(l)
-	return &lg
-}
 
 // dialReady dials cfg and waits until a replica is ready; the client is
 // closed when the test ends.
@@ -88,13 +64,13 @@ func TestStoppedReplicaFailsOver(t *testing.T) {
 	ctx := ctxFor(t, 3*time.Minute)
 	bridges := startBridges(t, ctx, localbridge.Options{Workers: 1}, localbridge.Options{Workers: 1})
 	survivor, victim := bridges[0], bridges[1]
-	var log lockedLog
+	var log envclient.TestLog
 	tr := newTracker(survivor.Addr(), victim.Addr())
 	c := dialReady(t, ctx, envclient.Config{
 		Target:         survivor.Addr() + "," + victim.Addr(),
 		ChunkSize:      2,
 		AttemptTimeout: 2 * time.Second,
-		Logger:         log.logger(),
+		Logger:         log.Logger(),
 		DialOptions:    []grpc.DialOption{grpc.WithStatsHandler(tr)},
 	})
 	tr.waitAll(t, ctx, c)
@@ -153,8 +129,8 @@ func TestLoneBridgeRestartIsWaitedFor(t *testing.T) {
 	ctx := ctxFor(t, 3*time.Minute)
 	first := startBridges(t, ctx, localbridge.Options{Workers: 1})[0]
 	addr := first.Addr()
-	var log lockedLog
-	c := dialReady(t, ctx, envclient.Config{Target: addr, ChunkSize: 2, Logger: log.logger()})
+	var log envclient.TestLog
+	c := dialReady(t, ctx, envclient.Config{Target: addr, ChunkSize: 2, Logger: log.Logger()})
 	in := linearSpecs("Hopper-v5", envclient.Kwargs{"terminate_when_unhealthy": false}, 3, 11, 6, 3000, 1000)
 	ref, err := c.Rollout(ctx, in)
 	if err != nil {
@@ -227,11 +203,11 @@ func TestRunsSurviveWorkerAndBridgeFaults(t *testing.T) {
 	opts := localbridge.Options{Workers: 1, ExtraArgs: []string{"--stall-seconds", "1.5"}}
 	bridges := startBridges(t, ctx, opts, opts)
 	addrs := []string{bridges[0].Addr(), bridges[1].Addr()}
-	var log lockedLog
+	var log envclient.TestLog
 	tr := newTracker(addrs...)
 	c := dialReady(t, ctx, envclient.Config{
 		Target: strings.Join(addrs, ","), ChunkSize: 2, AttemptTimeout: 5 * time.Second,
-		Logger: log.logger(), DialOptions: []grpc.DialOption{grpc.WithStatsHandler(tr)},
+		Logger: log.Logger(), DialOptions: []grpc.DialOption{grpc.WithStatsHandler(tr)},
 	})
 	tr.waitAll(t, ctx, c)
 	in := linearSpecs("Hopper-v5", envclient.Kwargs{"terminate_when_unhealthy": false}, 3, 11, 8, 5000, 400)

@@ -287,17 +287,7 @@ func (c Config) OffPaperK() bool {
 // ", paper preset". The name before the first comma is the paper's column
 // it compares with.
 func (c Config) Label() string {
-	var name string
-	switch {
-	case c.Method == ARS && c.Problem.ObsNorm == None:
-		name = "ARS V1-t"
-	case c.Method == ARS:
-		name = "ARS V2-t"
-	case c.STP.Momentum > 0:
-		name = strings.Replace(strings.ToUpper(string(c.Method)), "STP", "SMTP", 1) + " " + string(c.STP.Step)
-	default:
-		name = strings.ToUpper(string(c.Method)) + " " + string(c.STP.Step)
-	}
+	name, _ := c.base()
 	for _, p := range c.parts() {
 		name += ", " + p.label
 	}
@@ -309,21 +299,25 @@ func (c Config) Label() string {
 // with momentum), then what sets it apart, as Label ("-k1", "-m4",
 // "-b0.5", "-paper"), so that different runs never share a directory.
 func (c Config) Variant() string {
-	var v string
-	switch {
-	case c.Method == ARS && c.Problem.ObsNorm == None:
-		v = "ars-v1"
-	case c.Method == ARS:
-		v = "ars"
-	case c.STP.Momentum > 0:
-		v = strings.Replace(string(c.Method), "stp", "smtp", 1) + "-" + string(c.STP.Step)
-	default:
-		v = string(c.Method) + "-" + string(c.STP.Step)
-	}
+	_, v := c.base()
 	for _, p := range c.parts() {
 		v += "-" + p.dir
 	}
 	return v
+}
+
+// base names the method and its step rule, for Label and for Variant.
+func (c Config) base() (label, dir string) {
+	m, step := string(c.Method), string(c.STP.Step)
+	switch {
+	case c.Method == ARS && c.Problem.ObsNorm == None:
+		return "ARS V1-t", "ars-v1"
+	case c.Method == ARS:
+		return "ARS V2-t", "ars"
+	case c.STP.Momentum > 0:
+		m = strings.Replace(m, "stp", "smtp", 1)
+	}
+	return strings.ToUpper(m) + " " + step, m + "-" + step
 }
 
 // part is one thing that sets a run apart from its method's paper form.
