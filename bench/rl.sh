@@ -14,6 +14,7 @@
 #   make bench-rl                                     # seeds 1-10 (the reported ones)
 #   SEEDS="$(seq 101 110)" OUT=results/dev make bench-rl   # development seeds
 #   TASKS=Swimmer-v1 METHODS="default ars" make bench-rl
+#   JOBS=4 make bench-rl     # four runs at a time on the one bridge (fills the workers between batches)
 #
 # Writes $OUT/runs/..., $OUT/summary.md, $OUT/table.md and $OUT/<task>.png.
 set -euo pipefail
@@ -23,7 +24,11 @@ SEEDS=${SEEDS:-$(seq 1 10)}
 OUT=${OUT:-results/rl}
 WORKERS=${WORKERS:-$(nproc)}
 METHODS=${METHODS:-"default paper ars"}
+JOBS=${JOBS:-1}
 runs="$OUT/runs"
+fail=0
+# running: the trainers running in the background (the bridges are jobs too).
+running() { echo $(($(jobs -rp | wc -l) - ${#BRIDGE_PIDS[@]})); }
 mkdir -p "$runs"
 
 source bench/lib.sh
@@ -44,12 +49,15 @@ for task in $TASKS; do
       *) echo "bench-rl: unknown method $m" >&2; exit 2 ;;
     esac
     for seed in $SEEDS; do
+      while [ "$(running)" -ge "$JOBS" ]; do wait -n || fail=1; done
       echo "run: $task $m seed $seed"
       bin/trainer --env "$task" "${margs[@]}" --seed "$seed" --max-episodes "$budget" --eval-spacing 40 \
-        --continue-after-threshold --bridge "$BRIDGE_ADDR" --out "$runs" --log-level warn --resume ${RL_ARGS:-} >/dev/null
+        --continue-after-threshold --bridge "$BRIDGE_ADDR" --out "$runs" --log-level warn --resume ${RL_ARGS:-} >/dev/null &
     done
   done
+  while [ "$(running)" -gt 0 ]; do wait -n || fail=1; done
   bin/trainer plot "$runs/$task" -o "$OUT/${task%-v1}.png" >/dev/null
 done
 bin/trainer table "$runs" --summary | tee "$OUT/summary.md"
 bin/trainer table "$runs" --paper >"$OUT/table.md"
+exit "$fail"

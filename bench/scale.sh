@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make bench-scale: training throughput of one run spread over 2 bridge
+# make bench-scale: training throughput of one run of the default method
+# (M = 8 directions: 16 episodes an iteration) spread over 2 bridge
 # replicas of 1 worker each, against 1 such replica, on loopback. Hopper-v1
 # with terminate_when_unhealthy=false so every episode has 1000 steps. The
 # last line is JSON:
@@ -14,10 +15,10 @@ start_bridge b 1
 b=$BRIDGE_ADDR
 
 train() { # $1: bridge target, $2: out dir; prints training episodes per second
-  bin/trainer --env Hopper-v1 --kwarg terminate_when_unhealthy=false --method stp_is --seed 1 \
+  bin/trainer --env Hopper-v1 --kwarg terminate_when_unhealthy=false --seed 1 \
     --max-episodes "$EPISODES" --eval-every 100000 --eval-episodes 1 --continue-after-threshold \
     --bridge "$1" --out "$2" --log-level warn >/dev/null
-  .venv/bin/python - "$2/Hopper-v1/stp_is-adaptive/seed1" <<'PY'
+  .venv/bin/python - "$2"/Hopper-v1/*/seed1 <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(f"{sys.argv[1]}/curve.jsonl")]
 # Training time only: from the end of the initial evaluation to the last

@@ -92,8 +92,12 @@ type Point struct {
 	PEntropy  float64 `json:"p_entropy"`
 	NonFinite int     `json:"non_finite,omitempty"`
 	// Accepted is the point an STP iteration kept: "plus", "minus" or
-	// "center"; empty for ARS.
+	// "center", or "combined" for a step along its directions; empty for
+	// ARS.
 	Accepted string `json:"accepted,omitempty"`
+	// Reverted says that after this iteration's evaluation the run went
+	// back to its best evaluated point (Limits.Revert).
+	Reverted bool `json:"reverted,omitempty"`
 	// ElapsedS is the run's wall time so far (over all its invocations),
 	// EpsPerS this invocation's training episodes per second.
 	ElapsedS float64 `json:"elapsed_s"`

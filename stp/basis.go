@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 // Basis is a set of n directions b_1..b_n in R^n (the columns of a square
@@ -24,6 +26,7 @@ var (
 	_ Basis = Canonical(0)
 	_ Basis = Gaussian{}
 	_ Basis = (*Matrix)(nil)
+	_ Basis = (*Orthogonal)(nil)
 )
 
 // Canonical is the canonical basis e_1..e_n of R^n. Canonical(n) is a
@@ -135,3 +138,89 @@ func (m *Matrix) Count() int { return len(m.cols) }
 
 // Column writes b_i into dst.
 func (m *Matrix) Column(i int, dst []float64) { copy(dst, m.cols[i]) }
+
+// OrthogonalBlock is the largest block that an [Orthogonal] basis rotates
+// as a whole.
+const OrthogonalBlock = 256
+
+// Orthogonal is a random orthogonal basis. The coordinates are shuffled by
+// a random permutation and cut into blocks of at most OrthogonalBlock
+// (nearly equal sizes), and each block is rotated by a Haar-random
+// orthogonal matrix (the Q of a Gaussian matrix's QR, with the signs of R's
+// diagonal moved into Q). For n ≤ OrthogonalBlock it is a Haar-random
+// rotation of R^n; the blocks keep its memory at O(n · OrthogonalBlock)
+// for large policies (Humanoid).
+//
+// Its columns are orthonormal, so directions drawn uniformly from them
+// explore every direction of R^n alike: E[b bᵀ] = I/n, as for ARS's
+// Gaussian directions. The columns of a square [Gaussian] basis are not
+// orthogonal: B Bᵀ has a condition number of the order of n², and the
+// directions near its smallest singular vectors are hardly ever explored.
+type Orthogonal struct {
+	n      int
+	perm   []int       // position → coordinate
+	start  []int       // block k holds positions start[k]..start[k+1]-1
+	blocks [][]float64 // block k's rotation, row-major
+	block  []int       // position → block
+}
+
+// NewOrthogonal returns the orthogonal basis of R^n drawn from seed. The
+// same (n, seed) gives the same basis on every machine.
+func NewOrthogonal(n int, seed uint64) (*Orthogonal, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("%w: orthogonal basis of dimension %d", ErrDimension, n)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x0a7c0b1a5e5))
+	o := &Orthogonal{n: n, perm: r.Perm(n), block: make([]int, n)}
+	k := (n + OrthogonalBlock - 1) / OrthogonalBlock
+	for b := 0; b <= k; b++ {
+		o.start = append(o.start, b*n/k)
+	}
+	for b := range k {
+		m := o.start[b+1] - o.start[b]
+		g := mat.NewDense(m, m, nil)
+		for i := range m {
+			for j := range m {
+				g.Set(i, j, r.NormFloat64())
+			}
+		}
+		var qr mat.QR
+		qr.Factorize(g)
+		var q, rr mat.Dense
+		qr.QTo(&q)
+		qr.RTo(&rr)
+		rot := make([]float64, m*m)
+		for i := range m {
+			for j := range m {
+				v := q.At(i, j)
+				if rr.At(j, j) < 0 {
+					v = -v
+				}
+				rot[i*m+j] = v
+			}
+		}
+		o.blocks = append(o.blocks, rot)
+		for p := o.start[b]; p < o.start[b+1]; p++ {
+			o.block[p] = b
+		}
+	}
+	return o, nil
+}
+
+// Dim returns n.
+func (o *Orthogonal) Dim() int { return o.n }
+
+// Count returns n.
+func (o *Orthogonal) Count() int { return o.n }
+
+// Column writes b_i into dst: column i−s of its block's rotation, on the
+// block's coordinates.
+func (o *Orthogonal) Column(i int, dst []float64) {
+	clear(dst)
+	b := o.block[i]
+	s, m := o.start[b], o.start[b+1]-o.start[b]
+	rot, c := o.blocks[b], i-s
+	for r := range m {
+		dst[o.perm[s+r]] = rot[r*m+c]
+	}
+}

@@ -17,9 +17,8 @@
 //     Method with Momentum", ICLR 2020, Algorithm 1), and with importance
 //     sampling SMTP_IS; see [Stepper] for the iteration.
 //   - Directions M > 1 evaluates M directions (2M points) per iteration and
-//     keeps the best point.
-//   - The [Success] step rule grows a per-direction step after successes
-//     and shrinks it after failures, within [StepMin, StepMax].
+//     keeps the best point, or with Top moves along the combination of the
+//     Top best directions.
 //
 // There are two ways to drive the method:
 //

@@ -28,6 +28,8 @@ type State struct {
 	// existed, which were β = 0 and M = 1).
 	Momentum   float64
 	Directions int
+	// Top is Settings.Top (0 in states written before it existed).
+	Top int
 
 	// X is x_k (SMTP's z^k); Anchor and Velocity are SMTP's x^k and v^k
 	// (nil without momentum).
@@ -35,10 +37,8 @@ type State struct {
 	Anchor, Velocity []float64
 	F                float64
 	FKnown           bool
-	// Sigma is the Success rule's σ_i (nil for the other rules).
-	Sigma  []float64
-	Iter   int
-	Points int64
+	Iter             int
+	Points           int64
 	// P is p after mixing; V is v.
 	P, V []float64
 	// RNG is the random source's MarshalBinary output.
@@ -68,10 +68,10 @@ func (s *Stepper) State() (State, error) {
 		Mixing:     s.set.Mixing,
 		Momentum:   s.set.Momentum,
 		Directions: s.m,
+		Top:        s.set.Top,
 		X:          append([]float64(nil), s.x...),
 		Anchor:     slices.Clone(s.hx),
 		Velocity:   slices.Clone(s.vel),
-		Sigma:      slices.Clone(s.sigma),
 		F:          s.f,
 		FKnown:     s.fKnown,
 		Iter:       s.iter,
@@ -94,18 +94,11 @@ func (s *Stepper) SetState(st State) error {
 	case st.N != s.n || len(st.X) != s.n || len(st.P) != s.n || len(st.V) != s.n:
 		return fmt.Errorf("%w: dimension %d, stepper has %d", ErrState, st.N, s.n)
 	case st.Goal != s.set.Goal || st.Rule != s.set.Rule || st.Mixing != s.set.Mixing ||
-		st.Momentum != s.set.Momentum || max(st.Directions, 1) != s.m:
-		return fmt.Errorf("%w: goal/rule/mixing/momentum/directions %v/%v/%v/%v/%v, stepper has %v/%v/%v/%v/%v", ErrState,
-			st.Goal, st.Rule, st.Mixing, st.Momentum, max(st.Directions, 1), s.set.Goal, s.set.Rule, s.set.Mixing, s.set.Momentum, s.m)
+		st.Momentum != s.set.Momentum || max(st.Directions, 1) != s.m || st.Top != s.set.Top:
+		return fmt.Errorf("%w: goal/rule/mixing/momentum/directions/top %v/%v/%v/%v/%v/%v, stepper has %v/%v/%v/%v/%v/%v", ErrState,
+			st.Goal, st.Rule, st.Mixing, st.Momentum, max(st.Directions, 1), st.Top, s.set.Goal, s.set.Rule, s.set.Mixing, s.set.Momentum, s.m, s.set.Top)
 	case (s.hx != nil) != (len(st.Anchor) == s.n && len(st.Velocity) == s.n):
 		return fmt.Errorf("%w: momentum state of lengths %d, %d, want %d each with momentum, none without", ErrState, len(st.Anchor), len(st.Velocity), s.n)
-	case (s.sigma != nil) != (len(st.Sigma) == s.n):
-		return fmt.Errorf("%w: %d step sizes σ, want %d with the Success rule, none without", ErrState, len(st.Sigma), s.n)
-	}
-	for i, sg := range st.Sigma {
-		if !(sg >= s.set.StepMin && sg <= s.set.StepMax) {
-			return fmt.Errorf("%w: σ[%d] = %v outside [StepMin, StepMax] = [%v, %v]", ErrState, i, sg, s.set.StepMin, s.set.StepMax)
-		}
 	}
 	if err := checkV(st.V, s.n); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
@@ -124,9 +117,6 @@ func (s *Stepper) SetState(st State) error {
 	if s.hx != nil {
 		s.hx = append(s.hx[:0], st.Anchor...)
 		s.vel = append(s.vel[:0], st.Velocity...)
-	}
-	if s.sigma != nil {
-		s.sigma = append(s.sigma[:0], st.Sigma...)
 	}
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points

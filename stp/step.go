@@ -28,17 +28,6 @@ const (
 	// StronglyConvexFStar is the appendix rule for strongly convex f with
 	// known f*: α = (α0 / v_i) √(2μ |f(x_k) − f*|).
 	StronglyConvexFStar
-	// Success is a success-based step control (not from the paper), with
-	// one step σ_i per direction: α = σ_i / v_i, σ_i = α0 at the start;
-	// after an iteration that draws b_i, σ_i ← min(Grow·σ_i, StepMax) when
-	// x+ or x− of b_i beat f(x_k) and σ_i ← max(Shrink·σ_i, StepMin)
-	// otherwise (Settings.Grow, Shrink, StepMin, StepMax). The step never
-	// falls below StepMin/v_i: unlike the Decaying rule it cannot vanish on
-	// a noisy plateau, and unlike the Fixed rule it shrinks near a
-	// minimizer, where moves start to fail. One σ per direction, rather
-	// than one for all, lets directions of very different curvature keep
-	// steps of their own scale.
-	Success
 )
 
 func (r StepRule) String() string {
@@ -53,8 +42,6 @@ func (r StepRule) String() string {
 		return "convex-fstar"
 	case StronglyConvexFStar:
 		return "strongly-convex-fstar"
-	case Success:
-		return "success"
 	}
 	return fmt.Sprintf("StepRule(%d)", int(r))
 }

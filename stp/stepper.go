@@ -1,6 +1,7 @@
 package stp
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -32,6 +33,10 @@ const (
 	Center
 	// Probe is x_k + t b_i, the finite-difference probe.
 	Probe
+	// Combined is no point's role: it is Outcome.Accepted when the
+	// iteration moved x_k along the combination of its directions
+	// (Settings.Top).
+	Combined
 )
 
 func (r Role) String() string {
@@ -44,6 +49,8 @@ func (r Role) String() string {
 		return "center"
 	case Probe:
 		return "probe"
+	case Combined:
+		return "combined"
 	}
 	return fmt.Sprintf("Role(%d)", int(r))
 }
@@ -76,7 +83,7 @@ type Settings struct {
 	// Rule is the step rule, default Decaying.
 	Rule StepRule
 	// Alpha0 is α0 of the Decaying, ConvexFStar and StronglyConvexFStar
-	// rules, and the Success rule's first σ. Default 1. See OptimalAlpha0
+	// rules. Default 1. See OptimalAlpha0
 	// for Theorem 1's best value.
 	Alpha0 float64
 	// Epsilon is ε of the Fixed rule α = ε/(n v_i). Default 1.
@@ -89,14 +96,6 @@ type Settings struct {
 	// Mu is μ of the StronglyConvexFStar rule (the paper's
 	// μ = λ / max_i v_i²/p_i²). Required (> 0) by that rule.
 	Mu float64
-	// Grow and Shrink are the Success rule's factors: σ ← Grow·σ after an
-	// iteration that moves, σ ← Shrink·σ after one that keeps x_k.
-	// Defaults 2 and 1/2. Grow must be ≥ 1, Shrink in (0, 1].
-	Grow, Shrink float64
-	// StepMin and StepMax bound the Success rule's σ. Defaults α0/1000 and
-	// 1000·α0 (α0 being Alpha0 or its default 1). They must satisfy
-	// 0 < StepMin ≤ α0 ≤ StepMax < ∞.
-	StepMin, StepMax float64
 
 	// Momentum is β of SMTP, the heavy-ball variant of STP (Gorbunov, Bibi,
 	// Sener, Bergou, Richtárik, ICLR 2020), in [0, 1). Default 0: STP or
@@ -120,6 +119,28 @@ type Settings struct {
 	// not yet measured, and accepting it unmeasured would lose that
 	// guarantee. Default 0 or 1: one direction, the paper's method.
 	Directions int
+	// Top, when > 0, replaces the three-point choice by a step along a
+	// combination of the iteration's M directions, so that one iteration
+	// learns from all 2M values rather than from the best one alone: the
+	// Top directions whose better point is best are kept, and
+	//
+	//	g = Σ_j (f(x+α_j b_j) − f(x−α_j b_j)) / (σ Top) · b_j,
+	//
+	// where σ is the standard deviation of their 2·Top values (so that the
+	// step does not depend on the scale of f), and with Momentum β the
+	// velocity v ← β v + g (heavy ball), x_k ← x_k + Rate·v (g without
+	// momentum; the sign is reversed when minimizing). Σ_j Δ_j b_j / (2α) is the
+	// central-difference estimate of the gradient restricted to the drawn
+	// directions, which is what a combination must follow; keeping the Top
+	// best directions drops the pairs whose values are mostly noise. The new
+	// x_k is not measured and f(x_k) becomes NaN: the step is not monotone,
+	// as the three-point choice is, in exchange for using every value. α_j
+	// comes from the step rule (Decaying or Fixed). Top must be ≤ M.
+	// Default 0: the best of x_k and the 2M points, the paper's choice.
+	Top int
+	// Rate is the step length η of the Top combination. Required (> 0)
+	// when Top > 0.
+	Rate float64
 
 	// Remeasure re-measures f(x_k) every iteration (a Center point in each
 	// iteration's batch). With a noisy f this makes the three-point
@@ -215,7 +236,7 @@ const (
 // step of the last move. The drift is small for the slowly decaying
 // Decaying rule, but large when consecutive steps differ much: per-direction
 // steps with very different v_i (importance sampling), the
-// FiniteDifference rule and the Success rule.
+// FiniteDifference rule.
 type Stepper struct {
 	set   Settings
 	n     int
@@ -229,7 +250,6 @@ type Stepper struct {
 	fKnown bool // f(x_k) has been measured (f may still be NaN)
 	// SMTP's anchor x^k and velocity v^k; nil without momentum.
 	hx, vel []float64
-	sigma   []float64 // the Success rule's σ_i per direction; nil for other rules
 
 	iter   int
 	points int64
@@ -294,12 +314,6 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 		s.hx = append([]float64(nil), x0...)
 		s.vel = make([]float64, n)
 	}
-	if settings.Rule == Success {
-		s.sigma = make([]float64, n)
-		for i := range s.sigma {
-			s.sigma[i] = s.alpha0()
-		}
-	}
 	s.src = settings.Src
 	if s.src == nil {
 		s.src = rand.NewPCG(settings.Seed, 0xda3e39cb94b95bdb)
@@ -315,19 +329,18 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 }
 
 // checkSettings checks the settings that do not depend on n and fills the
-// defaults of the Success rule's bounds.
+// defaults.
 func checkSettings(set *Settings) error {
 	if set.Goal != Minimize && set.Goal != Maximize {
 		return fmt.Errorf("%w: goal %d", ErrSettings, set.Goal)
 	}
-	if set.Rule < Decaying || set.Rule > Success {
+	if set.Rule < Decaying || set.Rule > StronglyConvexFStar {
 		return fmt.Errorf("%w: step rule %v", ErrSettings, set.Rule)
 	}
 	for _, c := range []struct {
 		name string
 		v    float64
-	}{{"Alpha0", set.Alpha0}, {"Epsilon", set.Epsilon}, {"T", set.T}, {"Mu", set.Mu},
-		{"Grow", set.Grow}, {"Shrink", set.Shrink}, {"StepMin", set.StepMin}, {"StepMax", set.StepMax}} {
+	}{{"Alpha0", set.Alpha0}, {"Epsilon", set.Epsilon}, {"T", set.T}, {"Mu", set.Mu}} {
 		if !(c.v >= 0) || math.IsInf(c.v, 0) {
 			return fmt.Errorf("%w: %s = %v, want finite and ≥ 0", ErrSettings, c.name, c.v)
 		}
@@ -344,32 +357,16 @@ func checkSettings(set *Settings) error {
 	if set.Directions < 0 {
 		return fmt.Errorf("%w: Directions = %d, want ≥ 0 (0: 1)", ErrSettings, set.Directions)
 	}
-	if set.Rule != Success {
-		return nil
+	if set.Top < 0 || set.Top > max(set.Directions, 1) {
+		return fmt.Errorf("%w: Top = %d, want in [0, Directions = %d]", ErrSettings, set.Top, max(set.Directions, 1))
 	}
-	a0 := set.Alpha0
-	if a0 == 0 {
-		a0 = 1
-	}
-	if set.Grow == 0 {
-		set.Grow = 2
-	}
-	if set.Shrink == 0 {
-		set.Shrink = 0.5
-	}
-	if set.StepMin == 0 {
-		set.StepMin = a0 / 1000
-	}
-	if set.StepMax == 0 {
-		set.StepMax = a0 * 1000
-	}
-	switch {
-	case set.Grow < 1:
-		return fmt.Errorf("%w: Grow = %v, want ≥ 1", ErrSettings, set.Grow)
-	case set.Shrink > 1:
-		return fmt.Errorf("%w: Shrink = %v, want in (0, 1]", ErrSettings, set.Shrink)
-	case set.StepMin > a0 || a0 > set.StepMax:
-		return fmt.Errorf("%w: StepMin, α0, StepMax = %v, %v, %v, want StepMin ≤ α0 ≤ StepMax", ErrSettings, set.StepMin, a0, set.StepMax)
+	if set.Top > 0 {
+		switch {
+		case !(set.Rate > 0) || math.IsInf(set.Rate, 0):
+			return fmt.Errorf("%w: Rate = %v, want finite and > 0 with Top > 0", ErrSettings, set.Rate)
+		case set.Rule != Decaying && set.Rule != Fixed:
+			return fmt.Errorf("%w: Top > 0 needs the Decaying or Fixed rule, not %v", ErrSettings, set.Rule)
+		}
 	}
 	return nil
 }
@@ -439,6 +436,31 @@ func (s *Stepper) between() error {
 	return nil
 }
 
+// Reset moves x_k to x (copied) between iterations. Its value is not
+// known: the next iteration measures it (unless Settings.Top is set, which
+// never measures x_k). SMTP's anchor becomes x and its velocity zero; the
+// p and v are kept.
+func (s *Stepper) Reset(x []float64) error {
+	if err := s.between(); err != nil {
+		return err
+	}
+	if len(x) != s.n {
+		return fmt.Errorf("%w: len(x) = %d, want %d", ErrDimension, len(x), s.n)
+	}
+	for i, xi := range x {
+		if math.IsNaN(xi) || math.IsInf(xi, 0) {
+			return fmt.Errorf("%w: x[%d] = %v", ErrSettings, i, xi)
+		}
+	}
+	copy(s.x, x)
+	if s.hx != nil {
+		copy(s.hx, x)
+		clear(s.vel)
+	}
+	s.f, s.fKnown = math.NaN(), false
+	return nil
+}
+
 // Probabilities returns a copy of p (after mixing).
 func (s *Stepper) Probabilities() []float64 { return append([]float64(nil), s.p...) }
 
@@ -466,10 +488,6 @@ func (s *Stepper) Velocity() []float64 {
 	}
 	return append([]float64(nil), s.vel...)
 }
-
-// Steps returns a copy of the Success rule's σ_i (the step along b_i is
-// σ_i/v_i); nil for the other rules.
-func (s *Stepper) Steps() []float64 { return slices.Clone(s.sigma) }
 
 // F returns f(x_k) (NaN before x0 is measured).
 func (s *Stepper) F() float64 { return s.f }
@@ -524,7 +542,7 @@ func (s *Stepper) needsPre() bool {
 func (s *Stepper) point(j int, sg float64, hx, vel []float64) []float64 {
 	pt := make([]float64, s.n)
 	d := s.dirs[j]
-	if s.hx == nil {
+	if s.hx == nil || s.set.Top > 0 {
 		a := sg * s.alpha[j]
 		for i := range pt {
 			pt[i] = s.x[i] + a*d[i]
@@ -576,8 +594,6 @@ func (s *Stepper) stepSize(j int, probe float64) float64 {
 		return a0 * math.Abs(s.f-s.set.FStar) / vi
 	case StronglyConvexFStar:
 		return a0 / vi * math.Sqrt(2*s.set.Mu*math.Abs(s.f-s.set.FStar))
-	case Success:
-		return s.sigma[s.idx[j]] / vi
 	}
 	panic("stp: unreachable")
 }
@@ -591,7 +607,7 @@ func (s *Stepper) t() float64 {
 
 // Propose returns the next batch of points to evaluate. An iteration is one
 // batch {x+, x−} per direction (M = Settings.Directions pairs) for the
-// Decaying, Fixed and Success rules, plus x_k when it must be measured
+// Decaying and Fixed rules, plus x_k when it must be measured
 // (first iteration without F0, or Remeasure). The FiniteDifference rule
 // needs f(x_k + t b_i) before x± exist, so its iterations take two batches:
 // {probe per direction[, x_k]} then {x+, x− per direction}. The f*-rules
@@ -617,7 +633,7 @@ func (s *Stepper) Propose() (Batch, error) {
 		b.Roles = append(b.Roles, r)
 		b.Dir = append(b.Dir, j)
 	}
-	measureCenter := (!s.fKnown || s.set.Remeasure) && !s.centerThisIt
+	measureCenter := (!s.fKnown || s.set.Remeasure) && !s.centerThisIt && s.set.Top == 0
 	if s.needsPre() && !s.preDone {
 		s.phase = phasePre
 		if s.set.Rule == FiniteDifference {
@@ -701,35 +717,16 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 		}
 		return Outcome{Point: -1, F: s.f}, nil
 	}
+	if s.set.Top > 0 {
+		return s.combine(values), nil
+	}
 	acc, best, won := Center, s.f, center
 	for k, r := range s.roles {
 		if r != Center && s.better(values[k], best) {
 			acc, best, won = r, values[k], k
 		}
 	}
-	if s.sigma != nil {
-		s.adapt(values)
-	}
 	return s.complete(acc, won, best), nil
-}
-
-// adapt applies the Success rule to the directions of the iteration: σ_i
-// grows when x+ or x− of b_i beats f(x_k) and shrinks otherwise.
-func (s *Stepper) adapt(values []float64) {
-	won := make([]bool, s.m)
-	for k, r := range s.roles {
-		if r != Center && s.better(values[k], s.f) {
-			won[s.dirOf[k]] = true
-		}
-	}
-	for j, w := range won {
-		i := s.idx[j]
-		if w {
-			s.sigma[i] = math.Min(s.sigma[i]*s.set.Grow, s.set.StepMax)
-		} else {
-			s.sigma[i] = math.Max(s.sigma[i]*s.set.Shrink, s.set.StepMin)
-		}
-	}
 }
 
 // complete ends the iteration with the point k of the batch (role acc) as
@@ -754,4 +751,65 @@ func (s *Stepper) complete(acc Role, k int, f float64) Outcome {
 	s.iter++
 	s.drawn = false
 	return Outcome{Completed: true, Accepted: acc, Point: k, F: s.f}
+}
+
+// combine ends the iteration with the step of Settings.Top. Directions
+// with a value that is not valid are left out; when no direction is left,
+// or all kept values are equal, x_k does not move (the velocity decays).
+func (s *Stepper) combine(values []float64) Outcome {
+	plus, minus := make([]float64, s.m), make([]float64, s.m)
+	for k, r := range s.roles {
+		switch r {
+		case Plus:
+			plus[s.dirOf[k]] = values[k]
+		case Minus:
+			minus[s.dirOf[k]] = values[k]
+		}
+	}
+	sg := 1.0
+	if s.set.Goal == Minimize {
+		sg = -1
+	}
+	var order []int
+	for j := range plus {
+		if s.valid(plus[j]) && s.valid(minus[j]) && !math.IsInf(plus[j], 0) && !math.IsInf(minus[j], 0) {
+			order = append(order, j)
+		}
+	}
+	score := func(j int) float64 { return math.Max(sg*plus[j], sg*minus[j]) }
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
+	top := order[:min(s.set.Top, len(order))]
+	var sum, sumSq float64
+	for _, j := range top {
+		sum += plus[j] + minus[j]
+		sumSq += plus[j]*plus[j] + minus[j]*minus[j]
+	}
+	cnt := float64(2 * len(top))
+	mean := sum / cnt
+	sigma := math.Sqrt(math.Max(sumSq/cnt-mean*mean, 0))
+	g := make([]float64, s.n)
+	if sigma > 0 {
+		for _, j := range top {
+			w := sg * (plus[j] - minus[j]) / (sigma * float64(len(top)))
+			for i, di := range s.dirs[j] {
+				g[i] += w * di
+			}
+		}
+	}
+	if s.vel != nil {
+		for i := range g {
+			s.vel[i] = s.set.Momentum*s.vel[i] + g[i]
+			g[i] = s.vel[i]
+		}
+	}
+	for i := range s.x {
+		s.x[i] += s.set.Rate * g[i]
+	}
+	if s.hx != nil {
+		copy(s.hx, s.x)
+	}
+	s.f = math.NaN()
+	s.iter++
+	s.drawn = false
+	return Outcome{Completed: true, Accepted: Combined, Point: -1, F: s.f}
 }

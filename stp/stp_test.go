@@ -164,7 +164,8 @@ func TestSameSeedSameRun(t *testing.T) {
 	q := newQuad(8, 100)
 	for _, set := range []Settings{
 		{Sampling: ISSqrt, L: q.L, Rule: Decaying, Seed: 42},
-		{Sampling: ISL, L: q.L, Rule: Success, Momentum: 0.5, Directions: 3, Seed: 42},
+		{Sampling: ISL, L: q.L, Rule: Fixed, Momentum: 0.5, Directions: 3, Seed: 42},
+		{Sampling: ISL, L: q.L, Rule: Fixed, Directions: 4, Top: 2, Rate: 0.1, Momentum: 0.5, Seed: 42},
 	} {
 		a, b := trajectory(t, set, 100), trajectory(t, set, 100)
 		if !slices.EqualFunc(a, b, slices.Equal) {
@@ -189,7 +190,8 @@ func TestCheckpoint(t *testing.T) {
 	q := newQuad(8, 100)
 	for _, set := range []Settings{
 		{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: FiniteDifference, Remeasure: true, Seed: 9},
-		{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: Success, Momentum: 0.6, Directions: 3, Remeasure: true, Seed: 9},
+		{Goal: Maximize, Sampling: ISL, L: q.L, Mixing: 0.1, Rule: Fixed, Momentum: 0.6, Directions: 3, Remeasure: true, Seed: 9},
+		{Goal: Maximize, Sampling: ISL, L: q.L, Rule: Fixed, Directions: 4, Top: 3, Rate: 0.1, Momentum: 0.3, Seed: 9},
 		{Goal: Maximize, L: q.L, Rule: FiniteDifference, Momentum: 0.3, Directions: 2, Seed: 9},
 	} {
 		checkpoint(t, q, set)
@@ -212,7 +214,7 @@ func checkpoint(t *testing.T, q quad, set Settings) {
 				t.Fatal(err)
 			}
 			if out.Completed {
-				*trace = append(*trace, slices.Concat(s.X(), s.Anchor(), s.Velocity(), s.Steps(), []float64{s.F(), float64(s.Points())}))
+				*trace = append(*trace, slices.Concat(s.X(), s.Anchor(), s.Velocity(), []float64{s.F(), float64(s.Points())}))
 				if s.Iter() == 10 { // p and v change mid-run, as in the trainer
 					L := slices.Clone(q.L)
 					slices.Reverse(L)
@@ -247,7 +249,11 @@ func checkpoint(t *testing.T, q quad, set Settings) {
 	}
 	resumed := slices.Clone(full[:20])
 	drive(b, noisy(q, rand.New(noise2)), 50, &resumed)
-	if len(resumed) != 50 || !slices.EqualFunc(full, resumed, slices.Equal) {
+	// The combined step leaves f(x_k) NaN: NaN equals NaN here.
+	same := func(a, b []float64) bool {
+		return slices.EqualFunc(a, b, func(x, y float64) bool { return x == y || math.IsNaN(x) && math.IsNaN(y) })
+	}
+	if len(resumed) != 50 || !slices.EqualFunc(full, resumed, same) {
 		t.Fatal("resumed trajectory differs from the uninterrupted one")
 	}
 	if b.Points() != a.Points() || b.Iter() != 50 {
@@ -358,7 +364,7 @@ func TestNaNNeverAccepted(t *testing.T) {
 		if goal == Maximize {
 			bad = math.Inf(-1)
 		}
-		for _, set := range []Settings{{Goal: goal, Seed: 1}, {Goal: goal, Momentum: 0.5, Directions: 3, Rule: Success, Seed: 1}} {
+		for _, set := range []Settings{{Goal: goal, Seed: 1}, {Goal: goal, Momentum: 0.5, Directions: 3, Rule: Fixed, Seed: 1}} {
 			s, _ := NewStepper([]float64{1, 2}, set)
 			for k := range 20 {
 				b, _ := s.Propose()

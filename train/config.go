@@ -31,10 +31,29 @@ const (
 	Adaptive Step = "adaptive"
 	// Fixed is Theorem 2's ε / (n v_i), with IS-L sampling for STP_IS.
 	Fixed Step = "fixed"
-	// Success is a success-based step control (stp.Success): one step per
-	// direction, starting at α0, grown after a move and shrunk after a
-	// failure, within [α0/1000, 1000·α0]; IS-sqrt sampling for STP_IS.
-	Success Step = "success"
+	// Combined evaluates M directions and moves x_k along the combination
+	// of the Top best (stp.Settings.Top), with points x_k ± Noise·√n·b_i/v_i
+	// and a step of Rate·√n; IS-L sampling for STP_IS. Not in the paper.
+	Combined Step = "combined"
+)
+
+// The tuned preset's directions per iteration and directions combined for
+// the combined step.
+const (
+	CombinedDirections = 8
+	CombinedTop        = 4
+)
+
+// Basis names the basis of STP's directions.
+type Basis string
+
+// The bases.
+const (
+	// Gaussian is the paper's: i.i.d. N(0,1) entries (stp.Gaussian).
+	Gaussian Basis = "gaussian"
+	// Orthogonal is a random orthogonal basis (stp.Orthogonal), whose
+	// columns explore every direction alike.
+	Orthogonal Basis = "orthogonal"
 )
 
 // Lipschitz selects how a constant is read off the surrogate.
@@ -107,23 +126,42 @@ type Limits struct {
 	EvalEvery    int `json:"eval_every"`
 	EvalSpacing  int `json:"eval_spacing,omitempty"`
 	EvalEpisodes int `json:"eval_episodes"`
+	// Revert, when > 0, sends x_k (and the normalizer) back to the best
+	// evaluated point after Revert evaluations in a row below it by more
+	// than a tenth of its size (RevertDrop), so that a run that drifts off
+	// its best does not end there. 0: never.
+	Revert int `json:"revert,omitempty"`
 }
+
+// RevertDrop is the fall below the best evaluation, as a fraction of its
+// size, that counts toward Limits.Revert.
+const RevertDrop = 0.1
 
 // STPSettings configure STP and STP_IS in the RL loop. Every field is set
 // by a preset; there are no implicit defaults.
 type STPSettings struct {
 	Step Step `json:"step"`
-	// Alpha0 is α0 of the adaptive rule (and the first step of the success
-	// rule); Epsilon is ε of the fixed rule α = ε/(n v_i), 0 meaning 0.05·n
+	// Alpha0 is α0 of the adaptive rule; Epsilon is ε of the fixed rule α = ε/(n v_i), 0 meaning 0.05·n
 	// (a step of 0.05/v_i).
 	Alpha0  float64 `json:"alpha0"`
 	Epsilon float64 `json:"epsilon"`
-	// Momentum is β of SMTP / SMTP_IS (0: STP / STP_IS); Directions is the
-	// number of directions of one iteration (0 or 1: the paper's one).
-	Momentum   float64 `json:"momentum,omitempty"`
-	Directions int     `json:"directions,omitempty"`
-	// NormalizeBasis scales the Gaussian basis columns to unit norm.
-	NormalizeBasis bool `json:"normalize_basis"`
+	// Directions is the number of directions of one iteration (0 or 1:
+	// the paper's one).
+	Directions int `json:"directions,omitempty"`
+	// Top is the number of directions the combined step combines
+	// (stp.Settings.Top; 0 for the other steps). Noise and Rate are its
+	// perturbation and step in ARS's units (ARS's directions have norm
+	// ≈ √n, the basis columns 1): the points are x_k ± Noise·√n·b_i/v_i
+	// and the step is Rate·√n·g, g the combination.
+	Top   int     `json:"top,omitempty"`
+	Noise float64 `json:"noise,omitempty"`
+	Rate  float64 `json:"rate,omitempty"`
+	// Basis is the basis whose columns are the directions: the paper's
+	// Gaussian (the default, also when empty) or Orthogonal.
+	// NormalizeBasis scales the Gaussian basis columns to unit norm (the
+	// orthogonal ones have it).
+	Basis          Basis `json:"basis,omitempty"`
+	NormalizeBasis bool  `json:"normalize_basis"`
 	// The surrogate of STP_IS: hidden width (0: by policy size, as the
 	// paper), Adam steps per iteration, how L is read off it, and γ in
 	// p ← (1−γ)p + γ/n.
@@ -164,6 +202,24 @@ func Preset(preset string, method Method, step Step, env string, k int) (Config,
 	default:
 		return c, bad("preset", "%q is not one of tuned, paper", preset)
 	}
+	// The default method and step: the paper's STP_IS adaptive under the
+	// paper preset; under the tuned one the measured best for the task
+	// (docs/experiments.md): STP_IS adaptive with 4 directions on Swimmer,
+	// STP with the combined step elsewhere.
+	swimmer := task.Name == "Swimmer"
+	if method == "" {
+		method = STP
+		if preset == PresetPaper || swimmer {
+			method = STPIS
+		}
+		c.Method = method
+	}
+	if step == "" {
+		step = Combined
+		if preset == PresetPaper || swimmer {
+			step = Adaptive
+		}
+	}
 	if method == ARS {
 		c.Problem.K, c.Problem.Shift, c.Limits.EvalEvery = 1, task.ARSShift, 10
 		c.ARS = task.ARS
@@ -175,10 +231,23 @@ func Preset(preset string, method Method, step Step, env string, k int) (Config,
 		}
 		return c, nil
 	}
-	if step == "" {
-		step = Adaptive
-	}
 	c.STP = STPSettings{Step: step, Alpha0: 0.3, NormalizeBasis: true, SurrogateSteps: 10, Lipschitz: Global}
+	if step == Combined {
+		// ARS's per-task perturbation, step and shift (ARS V2-t's; an
+		// unknown env gets ARS's defaults), M directions of an orthogonal
+		// basis on common seeds, K 1.
+		a := task.ARS
+		if !known {
+			a = ars.Settings{StepSize: 0.02, Noise: 0.03}
+		}
+		c.Problem.K, c.Problem.CommonSeeds, c.Problem.Shift = 1, true, task.ARSShift
+		c.STP.Basis, c.STP.Directions, c.STP.Top = Orthogonal, CombinedDirections, CombinedTop
+		c.STP.Noise, c.STP.Rate = a.Noise, a.StepSize
+		if k != 0 {
+			c.Problem.K = k
+		}
+		return c, nil
+	}
 	if preset == PresetPaper {
 		// Raw N(0,1) basis columns, one Adam step per iteration, ARS's shift.
 		c.Problem.Shift, c.STP.NormalizeBasis, c.STP.SurrogateSteps = task.ARSShift, false, 1
@@ -190,7 +259,7 @@ func Preset(preset string, method Method, step Step, env string, k int) (Config,
 	// The tuned choices by task, each measured (docs/experiments.md).
 	switch task.Name {
 	case "Swimmer":
-		c.Problem.K, c.Problem.ObsNorm, c.Problem.CommonSeeds, c.STP.Alpha0 = 1, None, true, 2
+		c.Problem.K, c.Problem.ObsNorm, c.Problem.CommonSeeds, c.STP.Alpha0, c.STP.Directions = 1, None, true, 2, 4
 		if k > 1 {
 			c.Problem.K, c.STP.Alpha0 = k, 1
 		}
@@ -246,16 +315,26 @@ func (c Config) Validate() error {
 		return bad("eval-spacing", "%d must be ≥ 0 (0: evaluate every eval-every iterations)", l.EvalSpacing)
 	case l.EvalEpisodes < 1 || l.EvalEpisodes > 100000:
 		return bad("eval-episodes", "%d is outside [1, 100000]", l.EvalEpisodes)
+	case l.Revert < 0 || l.Revert > 1000:
+		return bad("revert", "%d is outside [0 (never), 1000]", l.Revert)
 	case l.HasThreshold && !finite(l.Threshold):
 		return bad("threshold", "%v must be finite", l.Threshold)
 	case c.Method == ARS:
 		return nil
-	case s.Step != Adaptive && s.Step != Fixed && s.Step != Success:
-		return bad("step", "%q is not one of adaptive, fixed, success", s.Step)
-	case !(s.Momentum >= 0 && s.Momentum < 1):
-		return bad("momentum", "%v is outside [0, 1)", s.Momentum)
+	case s.Step != Adaptive && s.Step != Fixed && s.Step != Combined:
+		return bad("step", "%q is not one of combined, adaptive, fixed", s.Step)
 	case s.Directions < 0 || s.Directions > 4096:
 		return bad("directions", "%d is outside [0, 4096]", s.Directions)
+	case s.Basis != "" && s.Basis != Gaussian && s.Basis != Orthogonal:
+		return bad("basis", "%q is not one of gaussian, orthogonal", s.Basis)
+	case s.Step == Combined && (s.Top < 1 || s.Top > max(s.Directions, 1)):
+		return bad("top", "%d is outside [1, directions = %d] (the combined step)", s.Top, max(s.Directions, 1))
+	case s.Step != Combined && s.Top != 0:
+		return bad("top", "%d needs --step combined", s.Top)
+	case s.Step == Combined && (!(s.Rate > 0) || math.IsInf(s.Rate, 0)):
+		return bad("rate", "%v must be positive and finite (the combined step)", s.Rate)
+	case s.Step == Combined && (!(s.Noise > 0) || math.IsInf(s.Noise, 0)):
+		return bad("noise", "%v must be positive and finite (the combined step)", s.Noise)
 	case !(s.Alpha0 > 0) || math.IsInf(s.Alpha0, 0):
 		return bad("alpha0", "%v must be positive and finite", s.Alpha0)
 	case !(s.Epsilon >= 0) || math.IsInf(s.Epsilon, 0):
@@ -273,16 +352,17 @@ func (c Config) Validate() error {
 }
 
 // OffPaperK reports whether the run averages a K other than its method's
-// usual one: the paper's for its task (STP methods), 1 (ARS).
+// usual one: the paper's for its task (STP methods), 1 (ARS and the
+// combined step).
 func (c Config) OffPaperK() bool {
-	if c.Method == ARS {
+	if c.Method == ARS || c.STP.Step == Combined {
 		return c.Problem.K != 1
 	}
 	return c.Problem.K != tasks.PaperK(c.Problem.Env)
 }
 
 // Label is the method's display name, as in the paper's Table 2 ("STP_IS
-// adaptive", "ARS V2-t"; SMTP with momentum), then what sets the run apart
+// adaptive", "ARS V2-t"), then what sets the run apart
 // from the paper's method, after a comma: ", K=1", ", m=4", ", β=0.5",
 // ", paper preset". The name before the first comma is the paper's column
 // it compares with.
@@ -295,8 +375,8 @@ func (c Config) Label() string {
 }
 
 // Variant names the run's directory: the method and its step rule
-// ("stp_is-adaptive", "ars", "ars-v1" on raw observations, "smtp_is-..."
-// with momentum), then what sets it apart, as Label ("-k1", "-m4",
+// ("stp-combined", "stp_is-adaptive", "ars", "ars-v1" on raw
+// observations), then what sets it apart, as Label ("-k1", "-m4",
 // "-b0.5", "-paper"), so that different runs never share a directory.
 func (c Config) Variant() string {
 	_, v := c.base()
@@ -314,8 +394,6 @@ func (c Config) base() (label, dir string) {
 		return "ARS V1-t", "ars-v1"
 	case c.Method == ARS:
 		return "ARS V2-t", "ars"
-	case c.STP.Momentum > 0:
-		m = strings.Replace(m, "stp", "smtp", 1)
 	}
 	return strings.ToUpper(m) + " " + step, m + "-" + step
 }
@@ -328,11 +406,18 @@ func (c Config) parts() []part {
 	if c.OffPaperK() {
 		ps = append(ps, part{fmt.Sprintf("K=%d", c.Problem.K), fmt.Sprintf("k%d", c.Problem.K)})
 	}
-	if c.Method != ARS && c.STP.Directions > 1 {
-		ps = append(ps, part{fmt.Sprintf("m=%d", c.STP.Directions), fmt.Sprintf("m%d", c.STP.Directions)})
+	s := c.STP
+	comb := c.Method != ARS && s.Step == Combined
+	if c.Method != ARS && s.Directions > 1 && (!comb || s.Directions != CombinedDirections) {
+		ps = append(ps, part{fmt.Sprintf("m=%d", s.Directions), fmt.Sprintf("m%d", s.Directions)})
 	}
-	if c.Method != ARS && c.STP.Momentum > 0 {
-		ps = append(ps, part{fmt.Sprintf("β=%g", c.STP.Momentum), fmt.Sprintf("b%g", c.STP.Momentum)})
+	if comb && s.Top != CombinedTop {
+		ps = append(ps, part{fmt.Sprintf("top %d", s.Top), fmt.Sprintf("t%d", s.Top)})
+	}
+	// The basis when it is not the step's usual one.
+	if orth := s.Basis == Orthogonal; c.Method != ARS && orth != comb {
+		b := map[bool]part{true: {"orthogonal basis", "orth"}, false: {"Gaussian basis", "gauss"}}[orth]
+		ps = append(ps, b)
 	}
 	if c.Preset == PresetPaper {
 		ps = append(ps, part{"paper preset", "paper"})

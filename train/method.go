@@ -28,6 +28,9 @@ type Optimizer interface {
 	Tell(values []float64) (Outcome, error)
 	// X returns the current point x_k.
 	X() []float64
+	// Reset moves x_k to x between iterations; what the optimizer knew of
+	// its old x_k (a measured value) is dropped.
+	Reset(x []float64) error
 	encoding.BinaryMarshaler
 	encoding.BinaryUnmarshaler
 }
@@ -65,6 +68,12 @@ type arsOptimizer struct{ *ars.Optimizer }
 
 func (a arsOptimizer) Size() int                     { return 2 * a.Settings().Directions }
 func (a arsOptimizer) Propose() ([][]float64, error) { return a.Optimizer.Propose(), nil }
+func (a arsOptimizer) Reset(x []float64) error {
+	if err := a.Optimizer.Reset(x); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	return nil
+}
 func (a arsOptimizer) Tell(values []float64) (Outcome, error) {
 	if err := a.Optimizer.Tell(values); err != nil {
 		return Outcome{}, fmt.Errorf("train: %w", err)
@@ -87,6 +96,13 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 	n := len(x0)
 	s := cfg.STP
 	o := &stpOptimizer{set: s, basis: stp.Gaussian{N: n, Seed: mix(cfg.Problem.Seed, 0xba515), Normalize: s.NormalizeBasis}}
+	if s.Basis == Orthogonal {
+		b, err := stp.NewOrthogonal(n, mix(cfg.Problem.Seed, 0xba515))
+		if err != nil {
+			return nil, fmt.Errorf("train: %w", err)
+		}
+		o.basis = b
+	}
 	set := stp.Settings{
 		Goal:       stp.Maximize,
 		Basis:      o.basis,
@@ -94,27 +110,29 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 		Rule:       stp.Decaying,
 		Alpha0:     s.Alpha0,
 		Epsilon:    s.Epsilon,
-		Remeasure:  true,
+		Remeasure:  s.Top == 0,
+		Top:        s.Top,
+		Rate:       s.Rate * math.Sqrt(float64(n)),
 		Mixing:     s.Mixing,
-		Momentum:   s.Momentum,
 		Directions: s.Directions,
 		Seed:       mix(cfg.Problem.Seed, 0x57e9),
 	}
 	switch s.Step {
-	case Fixed:
+	case Fixed, Combined:
 		set.Rule = stp.Fixed
 		if set.Epsilon == 0 {
 			set.Epsilon = 0.05 * float64(n)
 		}
-	case Success:
-		set.Rule = stp.Success
+		if s.Step == Combined {
+			set.Epsilon = s.Noise * float64(n) * math.Sqrt(float64(n))
+		}
 	}
 	if cfg.Method == STPIS {
 		// Theorem 1 pairs the decaying step with IS-sqrt, Theorems 2-4 the
 		// others with IS-L. Until the surrogate has data, all L_i are equal:
 		// p is uniform and v = 1, exactly plain STP.
 		set.Sampling = stp.ISSqrt
-		if s.Step == Fixed {
+		if s.Step == Fixed || s.Step == Combined {
 			set.Sampling = stp.ISL
 		}
 		set.L = make([]float64, n)
@@ -136,10 +154,22 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 }
 
 // Size is 2M + 1: x ± α b_i for each of the M directions, and the
-// re-measured x_k.
-func (o *stpOptimizer) Size() int { return 2*max(o.set.Directions, 1) + 1 }
+// re-measured x_k, which the Top combination does not measure.
+func (o *stpOptimizer) Size() int {
+	if o.set.Top > 0 {
+		return 2 * max(o.set.Directions, 1)
+	}
+	return 2*max(o.set.Directions, 1) + 1
+}
 
 func (o *stpOptimizer) X() []float64 { return o.stepper.X() }
+
+func (o *stpOptimizer) Reset(x []float64) error {
+	if err := o.stepper.Reset(x); err != nil {
+		return fmt.Errorf("train: %w", err)
+	}
+	return nil
+}
 
 func (o *stpOptimizer) Propose() ([][]float64, error) {
 	b, err := o.stepper.Propose()
@@ -170,7 +200,7 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 	case err != nil:
 		return Outcome{}, fmt.Errorf("train: %w", err)
 	case !out.Completed:
-		// The RL step rules (decaying, fixed, success) complete an
+		// The RL step rules (decaying, fixed, combined) complete an
 		// iteration with every batch.
 		return Outcome{}, errors.New("train: the step rule needs more than one batch per iteration")
 	}

@@ -300,18 +300,25 @@ func TestPresets(t *testing.T) {
 		lip     Lipschitz
 	}{
 		// Swimmer's α0 is 2 at K = 1 and 1 at any other K.
-		{PresetTuned, STPIS, "", "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1", Global},
-		{PresetTuned, STP, "", "Swimmer-v5", 0, None, 2, 1, "STP adaptive, K=1", Global},
-		{PresetTuned, STPIS, "", "Swimmer-v1", 2, None, 1, 2, "STP_IS adaptive", Global},
+		{PresetTuned, STPIS, Adaptive, "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1, m=4", Global},
+		{PresetTuned, STP, Adaptive, "Swimmer-v5", 0, None, 2, 1, "STP adaptive, K=1, m=4", Global},
+		{PresetTuned, STPIS, Adaptive, "Swimmer-v1", 2, None, 1, 2, "STP_IS adaptive, m=4", Global},
 		{PresetPaper, STPIS, "", "Swimmer-v1", 0, Running, 0.3, 2, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, ARS, "", "Swimmer-v1", 0, Running, 0, 1, "ARS V2-t", ""},
-		{PresetTuned, STPIS, "", "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
+		{PresetTuned, STPIS, Adaptive, "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
 		// HalfCheetah's α0 was tuned with K = 1: it goes with that K only.
-		{PresetTuned, STPIS, "", "HalfCheetah-v1", 0, Running, 1, 1, "STP_IS adaptive, K=1", Local},
-		{PresetTuned, STPIS, "", "HalfCheetah-v1", 4, Running, 0.3, 4, "STP_IS adaptive", Local},
+		{PresetTuned, STPIS, Adaptive, "HalfCheetah-v1", 0, Running, 1, 1, "STP_IS adaptive, K=1", Local},
+		{PresetTuned, STPIS, Adaptive, "HalfCheetah-v1", 4, Running, 0.3, 4, "STP_IS adaptive", Local},
 		{PresetTuned, STPIS, Fixed, "HalfCheetah-v1", 2, Running, 0.3, 2, "STP_IS fixed, K=2", Local},
 		{PresetPaper, STPIS, "", "HalfCheetah-v1", 0, Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
-		{PresetTuned, STPIS, "", "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
+		{PresetTuned, STPIS, Adaptive, "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
+		// The tuned default is STP with the combined step, with ARS's
+		// per-task ν and α, and STP_IS adaptive with 4 directions on Swimmer.
+		{PresetTuned, "", "", "Hopper-v1", 0, Running, 0.3, 1, "STP combined", Global},
+		{PresetTuned, "", "", "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1, m=4", Global},
+		{PresetPaper, "", "", "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
+		{PresetTuned, STPIS, "", "Hopper-v1", 0, Running, 0.3, 1, "STP_IS combined", Global},
+		{PresetTuned, STP, "", "HalfCheetah-v1", 2, Running, 0.3, 2, "STP combined, K=2", Global},
 	} {
 		c, err := Preset(tc.preset, tc.method, tc.step, tc.env, tc.k)
 		if err != nil {
@@ -329,6 +336,12 @@ func TestPresets(t *testing.T) {
 	tu, _ := Preset(PresetTuned, STPIS, Adaptive, "Hopper-v1", 0)
 	if p.Problem.Shift != 1 || tu.Problem.Shift != 0 || p.STP.NormalizeBasis || !tu.STP.NormalizeBasis || p.STP.SurrogateSteps != 1 {
 		t.Errorf("paper %+v / tuned %+v", p, tu)
+	}
+	// The combined step takes ARS's shift, perturbation and step for the
+	// task, and its M and Top.
+	cb, _ := Preset(PresetTuned, STPIS, "", "Hopper-v1", 0)
+	if s := cb.STP; cb.Problem.Shift != 1 || !cb.Problem.CommonSeeds || s.Noise != 0.025 || s.Rate != 0.01 || s.Directions != CombinedDirections || s.Top != CombinedTop || s.Basis != Orthogonal {
+		t.Errorf("combined %+v", cb)
 	}
 }
 
@@ -361,8 +374,8 @@ func TestEvalSpacing(t *testing.T) {
 }
 
 // The issue-21 settings drive the same loop: M directions make a batch of
-// 2M+1 points, and the success rule and momentum run through it.
-func TestDirectionsMomentumSuccess(t *testing.T) {
+// 2M+1 points (2M with the combined step).
+func TestDirectionsCombined(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		mut     func(*Config)
@@ -370,8 +383,9 @@ func TestDirectionsMomentumSuccess(t *testing.T) {
 		improve bool
 	}{
 		{"m=3", func(c *Config) { c.STP.Directions = 3 }, 7, true},
-		{"success", func(c *Config) { c.STP.Step, c.STP.Alpha0 = Success, 0.3 }, 3, true},
-		{"momentum", func(c *Config) { c.STP.Momentum = 0.5 }, 3, false},
+		{"top", func(c *Config) {
+			c.STP.Directions, c.STP.Top, c.STP.Step, c.STP.Rate, c.STP.Noise = 4, 2, Combined, 0.04, 0.02
+		}, 8, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(STPIS)
@@ -404,4 +418,48 @@ func TestDirectionsMomentumSuccess(t *testing.T) {
 			roundTrip(t, r)
 		})
 	}
+}
+
+// A run that drifts off its best point goes back to it: a combination step
+// far too long makes the evaluations fall, and with Revert 2 every second
+// evaluation in a row below the best by more than RevertDrop sends x_k and
+// the normalizer back to the best point's.
+func TestRevertToBest(t *testing.T) {
+	cfg := testConfig(STP)
+	cfg.STP.Directions, cfg.STP.Top, cfg.STP.Step, cfg.STP.Rate, cfg.STP.Noise = 2, 2, Combined, 1, 0.02
+	cfg.Limits.EvalEvery, cfg.Limits.Revert = 1, 2
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &quadRoller{target: testTarget}
+	if _, err := r.EvaluateInitial(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	below := 0
+	for !r.Done() {
+		pt, err := r.Iterate(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best, _ := r.BestPolicy()
+		if pt.EvalMean < pt.BestEval-RevertDrop*math.Abs(pt.BestEval) {
+			below++
+		} else {
+			below = 0
+		}
+		if want := below == 2 && !r.Done(); pt.Reverted != want {
+			t.Fatalf("iteration %d: reverted %v after %d evaluations below the best, want %v", pt.Iter, pt.Reverted, below, want)
+		}
+		if pt.Reverted {
+			below = 0
+			if cur := r.Policy(); !slices.Equal(cur.Policy.W, best.Policy.W) || !slices.Equal(cur.Normalizer.Mean, best.Normalizer.Mean) {
+				t.Fatalf("iteration %d: reverted, but x_k or its normalizer is not the best point's", pt.Iter)
+			}
+		}
+	}
+	if r.Counters().Reverts == 0 {
+		t.Fatal("no revert in a run that diverges")
+	}
+	roundTrip(t, r)
 }

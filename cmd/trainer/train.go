@@ -26,12 +26,12 @@ type trainFlags struct {
 	threshold, shift          optFloat
 	continueAfter             bool
 	evalEvery, evalEpisodes   int
-	evalSpacing               int
+	evalSpacing, revert       int
 	horizon                   int
-	obsNorm, lipschitz        string
+	obsNorm, lipschitz, basis string
 	alpha0, eps, mix          float64
-	momentum                  float64
-	directions                int
+	directions, top           int
+	rate, noise               float64
 	commonSeeds               bool
 	width, surrogateSteps     int
 	out                       string
@@ -49,8 +49,8 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	f.bridgeFlags.register(fs)
 	fs.StringVar(&f.env, "env", "", "environment: a paper name (Hopper-v1, ...) or a gymnasium id (required)")
 	fs.Var(&f.kwargs, "kwarg", "gymnasium.make keyword argument KEY=VALUE (repeatable; true/false, ints, floats, strings)")
-	fs.StringVar(&f.method, "method", "stp_is", "optimizer: stp, stp_is or ars (ARS V2-t; V1-t with --obs-norm none)")
-	fs.StringVar(&f.step, "step", "adaptive", "step rule of stp/stp_is: adaptive (Theorem 1), fixed (Theorem 2) or success (grown after a move, shrunk after a failure, per direction)")
+	fs.StringVar(&f.method, "method", "", "optimizer: stp, stp_is or ars (ARS V2-t; V1-t with --obs-norm none) (preset: tuned stp, stp_is on Swimmer; paper stp_is)")
+	fs.StringVar(&f.step, "step", "", "step rule of stp/stp_is: combined (M directions, the best Top combined into one step; the tuned default), adaptive (Theorem 1; the paper preset's) or fixed (Theorem 2)")
 	fs.StringVar(&f.preset, "preset", train.PresetTuned, "settings for what the paper leaves open: tuned (measured best) or paper (literal); the flags below marked (preset) override it")
 	fs.Var(&f.k, "k", "episodes averaged per evaluated point: a count, paper (the paper's K) or auto (preset)")
 	fs.Uint64Var(&f.seed, "seed", 1, "random seed of the (first) run")
@@ -60,14 +60,18 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.BoolVar(&f.continueAfter, "continue-after-threshold", false, "keep training after the threshold is reached")
 	fs.IntVar(&f.evalEvery, "eval-every", 0, "evaluate every N iterations (preset: 5 for STP methods, 10 for ARS)")
 	fs.IntVar(&f.evalSpacing, "eval-spacing", 0, "evaluate after each iteration that crosses a multiple of N training episodes, instead of every --eval-every iterations (0: off)")
+	fs.IntVar(&f.revert, "revert", 0, "go back to the best evaluated point after N evaluations in a row more than 10% below it (0: never) (preset)")
 	fs.IntVar(&f.evalEpisodes, "eval-episodes", 0, "episodes per evaluation (preset: 10)")
 	fs.Var(&f.shift, "shift", "alive-bonus shift subtracted per step from training returns (preset: ARS's for ars and paper, else 0)")
 	fs.IntVar(&f.horizon, "horizon", 0, "maximum episode length (0: the env's)")
 	fs.StringVar(&f.obsNorm, "obs-norm", "", "observation normalization: running (ARS V2) or none (raw, ARS V1) (preset)")
+	fs.StringVar(&f.basis, "basis", "", "basis of the directions: gaussian (the paper's N(0,1) matrix) or orthogonal (a random rotation) (preset)")
 	fs.Float64Var(&f.alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (preset)")
 	fs.Float64Var(&f.eps, "eps", 0, "ε of the fixed step ε/(n v_i) (preset: 0.05·n, a step of 0.05/v_i)")
-	fs.Float64Var(&f.momentum, "momentum", 0, "β of SMTP / SMTP_IS, heavy-ball momentum (0: STP / STP_IS)")
 	fs.IntVar(&f.directions, "directions", 0, "directions per iteration, 2 points each, plus x_k (0 or 1: the paper's one)")
+	fs.IntVar(&f.top, "top", 0, "combine the B best of the iteration's directions into one step of length --rate instead of keeping the best point (0: keep the best point, the paper's choice)")
+	fs.Float64Var(&f.noise, "noise", 0, "with --top: the points are x_k ± ν√n b_i/v_i, ARS's ν for unit directions (preset)")
+	fs.Float64Var(&f.rate, "rate", 0, "with --top: the step is α√n times the combination, ARS's α for unit directions (preset)")
 	fs.BoolVar(&f.commonSeeds, "common-seeds", false, "run the points of an iteration on the same K seeds (preset)")
 	fs.IntVar(&f.width, "width", 0, "surrogate hidden width (preset: the paper's by policy size)")
 	fs.IntVar(&f.surrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (preset: 10; paper 1)")
@@ -120,17 +124,21 @@ func (f *trainFlags) config() (train.Config, error) {
 		"eval-every":      func() { l.EvalEvery = f.evalEvery },
 		"eval-episodes":   func() { l.EvalEpisodes = f.evalEpisodes },
 		"eval-spacing":    func() { l.EvalSpacing = f.evalSpacing },
+		"revert":          func() { l.Revert = f.revert },
 		"shift":           func() { p.Shift = f.shift.v },
 		"obs-norm":        func() { p.ObsNorm = train.ObsNorm(f.obsNorm) },
 		"common-seeds":    func() { p.CommonSeeds = f.commonSeeds },
 		"alpha0":          func() { s.Alpha0 = f.alpha0 },
+		"basis":           func() { s.Basis = train.Basis(f.basis) },
 		"eps":             func() { s.Epsilon = f.eps },
 		"width":           func() { s.Width = f.width },
 		"surrogate-steps": func() { s.SurrogateSteps = f.surrogateSteps },
 		"lipschitz":       func() { s.Lipschitz = train.Lipschitz(f.lipschitz) },
 		"mix":             func() { s.Mixing = f.mix },
-		"momentum":        func() { s.Momentum = f.momentum },
 		"directions":      func() { s.Directions = f.directions },
+		"top":             func() { s.Top = f.top },
+		"rate":            func() { s.Rate = f.rate },
+		"noise":           func() { s.Noise = f.noise },
 	} {
 		if f.set[name] {
 			apply()

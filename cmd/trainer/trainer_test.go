@@ -105,10 +105,10 @@ func readResult(t *testing.T, dir string) rundir.Result {
 }
 
 // TestSwimmerLearns is the issue's end-to-end check: real bridge, real
-// MuJoCo, `trainer --env Swimmer-v1 --max-episodes 300 --seed 1`.
+// MuJoCo, `trainer --env Swimmer-v1 --directions 1 --max-episodes 300 --seed 1`.
 func TestSwimmerLearns(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := trainer(t, "--env", "Swimmer-v1", "--max-episodes", "300", "--seed", "1",
+	code, stdout, stderr := trainer(t, "--env", "Swimmer-v1", "--directions", "1", "--max-episodes", "300", "--seed", "1",
 		"--bridge", bridgeAddr, "--out", out, "--log-level", "warn")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -150,7 +150,7 @@ func TestSwimmerLearns(t *testing.T) {
 // TestResumeEqualsUninterrupted stops a run, leaves torn curve lines behind
 // as a crash would, resumes it, and compares with an uninterrupted run.
 func TestResumeEqualsUninterrupted(t *testing.T) {
-	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--max-episodes", "72", "--horizon", "150", "--seed", "5",
+	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "72", "--horizon", "150", "--seed", "5",
 		"--bridge", bridgeAddr, "--log-level", "warn", "--eval-every", "3", "--eval-episodes", "4",
 		"--checkpoint-every", "2"}
 	outA, outB := t.TempDir(), t.TempDir()
@@ -198,7 +198,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 // TestExtendFinishedRun raises the budget of a finished run with --resume
 // and compares it with a run that had the larger budget from the start.
 func TestExtendFinishedRun(t *testing.T) {
-	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--horizon", "150", "--seed", "6",
+	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--horizon", "150", "--seed", "6",
 		"--bridge", bridgeAddr, "--log-level", "warn", "--eval-every", "3", "--eval-episodes", "4"}
 	outA, outB := t.TempDir(), t.TempDir()
 	if code, _, stderr := trainer(t, append(common, "--out", outA, "--max-episodes", "72")...); code != 0 {
@@ -256,7 +256,7 @@ func TestBadInput(t *testing.T) {
 	})
 	t.Run("output dir holds another run", func(t *testing.T) {
 		out := t.TempDir()
-		dir := filepath.Join(out, "Hopper-v1", "stp_is-adaptive", "seed1")
+		dir := filepath.Join(out, "Hopper-v1", "stp-combined", "seed1")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -278,7 +278,7 @@ func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--max-episodes", "150", "--horizon", "300", "--seed", "9",
+	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "150", "--horizon", "300", "--seed", "9",
 		"--bridge", bridgeAddr, "--log-level", "warn", "--eval-every", "4", "--eval-episodes", "2", "--checkpoint-every", "1000"}
 	outA, outB := t.TempDir(), t.TempDir()
 	if code, _, stderr := trainer(t, append(common, "--out", outA)...); code != 0 {
@@ -335,16 +335,19 @@ func TestKFlagAndRunDir(t *testing.T) {
 		dir   string
 		label string
 	}{
-		{[]string{"--env", "HalfCheetah-v1"}, 1, "stp_is-adaptive-k1", "STP_IS adaptive, K=1"},
-		{[]string{"--env", "HalfCheetah-v1", "--k", "paper"}, 4, "stp_is-adaptive", "STP_IS adaptive"},
+		{[]string{"--env", "HalfCheetah-v1"}, 1, "stp-combined", "STP combined"},
+		{[]string{"--env", "HalfCheetah-v1", "--k", "paper"}, 4, "stp-combined-k4", "STP combined, K=4"},
+		{[]string{"--env", "HalfCheetah-v1", "--method", "stp_is", "--step", "adaptive"}, 1, "stp_is-adaptive-k1", "STP_IS adaptive, K=1"},
+		{[]string{"--env", "HalfCheetah-v1", "--directions", "16", "--top", "8", "--basis", "gaussian"}, 1, "stp-combined-m16-t8-gauss", "STP combined, m=16, top 8, Gaussian basis"},
 		{[]string{"--env", "HalfCheetah-v1", "--k", "paper", "--preset", "paper"}, 4, "stp_is-adaptive-paper", "STP_IS adaptive, paper preset"},
-		{[]string{"--env", "Hopper-v1", "--momentum", "0.5", "--directions", "4"}, 4, "smtp_is-adaptive-m4-b0.5", "SMTP_IS adaptive, m=4, β=0.5"},
+		{[]string{"--env", "Hopper-v1", "--method", "stp_is", "--step", "adaptive", "--directions", "4"}, 4, "stp_is-adaptive-m4", "STP_IS adaptive, m=4"},
+		{[]string{"--env", "Hopper-v1", "--method", "stp_is", "--step", "adaptive", "--basis", "orthogonal"}, 4, "stp_is-adaptive-orth", "STP_IS adaptive, orthogonal basis"},
 		{[]string{"--env", "Hopper-v1", "--method", "ars", "--k", "2"}, 2, "ars-k2", "ARS V2-t, K=2"},
 		{[]string{"--env", "Hopper-v1", "--k", "2", "--method", "stp", "--step", "fixed"}, 2, "stp-fixed-k2", "STP fixed, K=2"},
 		{[]string{"--env", "Hopper-v1", "--method", "ars"}, 1, "ars", "ARS V2-t"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--obs-norm", "none"}, 1, "ars-v1", "ARS V1-t"},
-		{[]string{"--env", "Swimmer-v1", "--k", "auto"}, 1, "stp_is-adaptive-k1", "STP_IS adaptive, K=1"},
-		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp_is-adaptive", "STP_IS adaptive"},
+		{[]string{"--env", "Swimmer-v1", "--k", "auto"}, 1, "stp_is-adaptive-k1-m4", "STP_IS adaptive, K=1, m=4"},
+		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp_is-adaptive-m4", "STP_IS adaptive, m=4"},
 	} {
 		f, err := parseTrainFlags(tc.args, io.Discard)
 		if err != nil {
@@ -396,7 +399,7 @@ func TestHelpErrorsAndVersion(t *testing.T) {
 // and a summary at the end.
 func TestBudgetIsACap(t *testing.T) {
 	out := t.TempDir()
-	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--k", "paper", "--max-episodes", "32", "--horizon", "50",
+	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "32", "--horizon", "50",
 		"--eval-every", "2", "--bridge", bridgeAddr, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -435,7 +438,7 @@ func TestHorizonCheckedBeforeTraining(t *testing.T) {
 // With a local bridge, the bridge's log lines come through the trainer's
 // logger: the log stays one JSON object per line.
 func TestLocalBridgeLogIsJSON(t *testing.T) {
-	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--k", "paper", "--max-episodes", "12", "--horizon", "20",
+	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "12", "--horizon", "20",
 		"--workers", "1", "--out", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -452,5 +455,26 @@ func TestLocalBridgeLogIsJSON(t *testing.T) {
 	}
 	if bridgeLines == 0 {
 		t.Fatalf("no line of the bridge's came through the logger:\n%s", stderr)
+	}
+}
+
+// TestCombinedDefault runs the default method on Hopper-v1 through the real
+// bridge: iterations of 16 episodes (8 directions, x_k not measured) that
+// step along the combination, within the budget.
+func TestCombinedDefault(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--max-episodes", "56", "--horizon", "100", "--eval-every", "2",
+		"--eval-episodes", "2", "--bridge", bridgeAddr, "--out", out, "--log-level", "warn")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	dir := filepath.Join(out, "Hopper-v1", "stp-combined", "seed1")
+	if r := readResult(t, dir); r.Episodes != 48 || r.Iterations != 3 {
+		t.Fatalf("%d episodes in %d iterations, want 48 in 3 (16 an iteration, budget 56)", r.Episodes, r.Iterations)
+	}
+	for i, l := range curve(t, dir)[1:] {
+		if l["accepted"] != "combined" {
+			t.Fatalf("curve line %d: accepted %v, want combined", i+1, l["accepted"])
+		}
 	}
 }
