@@ -120,7 +120,6 @@ type line struct {
 	PEntropy  jfloat  `json:"p_entropy"`
 	NonFinite int     `json:"non_finite,omitempty"`
 	Accepted  string  `json:"accepted,omitempty"`
-	Reverted  bool    `json:"reverted,omitempty"`
 	ElapsedS  jfloat  `json:"elapsed_s"`
 	EpsPerS   jfloat  `json:"eps_per_s"`
 }
@@ -129,7 +128,7 @@ type line struct {
 func (p Point) MarshalJSON() ([]byte, error) {
 	l := line{Iter: &p.Iter, Episodes: &p.Episodes, EnvSteps: p.EnvSteps, Reward: jfloat(p.Reward), BestEval: jfloat(p.BestEval),
 		ReachedAt: p.ReachedAt, StepSize: jfloat(p.StepSize), PEntropy: jfloat(p.PEntropy), NonFinite: p.NonFinite,
-		Accepted: p.Accepted, Reverted: p.Reverted, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
+		Accepted: p.Accepted, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
 	if p.HasEval {
 		m, s := jfloat(p.EvalMean), jfloat(p.EvalStd)
 		l.EvalMean, l.EvalStd = &m, &s
@@ -148,7 +147,7 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 	}
 	*p = Point{EnvSteps: l.EnvSteps, Reward: float64(l.Reward), BestEval: float64(l.BestEval), ReachedAt: l.ReachedAt,
 		StepSize: float64(l.StepSize), PEntropy: float64(l.PEntropy), NonFinite: l.NonFinite, Accepted: l.Accepted,
-		Reverted: l.Reverted, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
+		ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
 	if l.Iter != nil {
 		p.Iter = *l.Iter
 	}

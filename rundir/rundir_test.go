@@ -145,18 +145,3 @@ func TestFinish(t *testing.T) {
 		t.Fatalf("ReadMeta = %+v, %v", m, err)
 	}
 }
-
-// A curve line keeps what a Point says, the return to the best point
-// included.
-func TestPointRoundTrip(t *testing.T) {
-	p := Point{Iter: 3, Episodes: 48, EnvSteps: 900, Reward: 2.5, BestEval: 7, HasEval: true, EvalMean: 6, EvalStd: 1,
-		StepSize: 0.1, PEntropy: 3.4, Accepted: "combined", Reverted: true, ElapsedS: 2, EpsPerS: 24}
-	b, err := json.Marshal(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var q Point
-	if err := json.Unmarshal(b, &q); err != nil || q != p {
-		t.Fatalf("%s read back as %+v (%v), want %+v", b, q, err, p)
-	}
-}

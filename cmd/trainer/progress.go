@@ -64,11 +64,6 @@ func (r *recorder) Record(p rundir.Point) error {
 		}
 		ev.Msg("progress")
 	}
-	if p.Reverted {
-		r.end()
-		r.log.Info().Int("episodes", p.Episodes).Float64("eval", p.EvalMean).Float64("best_eval", p.BestEval).
-			Int("revert", r.cfg.Limits.Revert).Msg("back to the best point: the last evaluations were more than 10% below it")
-	}
 	if p.ReachedAt > 0 {
 		r.end()
 		r.log.Info().Int("episodes", p.ReachedAt).Float64("eval", p.EvalMean).Float64("threshold", r.cfg.Limits.Threshold).Msg("threshold reached")
