@@ -89,23 +89,6 @@ func (o *Optimizer) Settings() Settings { return o.s }
 // X returns a copy of the current point.
 func (o *Optimizer) X() []float64 { return append([]float64(nil), o.x...) }
 
-// Reset moves the current point to x (copied) between iterations.
-func (o *Optimizer) Reset(x []float64) error {
-	switch {
-	case o.deltas != nil:
-		return errors.New("ars: Reset with a pending proposal")
-	case len(x) != len(o.x):
-		return fmt.Errorf("ars: Reset to %d parameters, want %d", len(x), len(o.x))
-	}
-	for i, v := range x {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("ars: Reset: x[%d] is %v", i, v)
-		}
-	}
-	copy(o.x, x)
-	return nil
-}
-
 // Iter is the number of completed iterations.
 func (o *Optimizer) Iter() int { return o.iter }
 

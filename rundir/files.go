@@ -95,9 +95,6 @@ type Point struct {
 	// "center", or "combined" for a step along its directions; empty for
 	// ARS.
 	Accepted string `json:"accepted,omitempty"`
-	// Reverted says that after this iteration's evaluation the run went
-	// back to its best evaluated point (Limits.Revert).
-	Reverted bool `json:"reverted,omitempty"`
 	// ElapsedS is the run's wall time so far (over all its invocations),
 	// EpsPerS this invocation's training episodes per second.
 	ElapsedS float64 `json:"elapsed_s"`

@@ -436,31 +436,6 @@ func (s *Stepper) between() error {
 	return nil
 }
 
-// Reset moves x_k to x (copied) between iterations. Its value is not
-// known: the next iteration measures it (unless Settings.Top is set, which
-// never measures x_k). SMTP's anchor becomes x and its velocity zero; the
-// p and v are kept.
-func (s *Stepper) Reset(x []float64) error {
-	if err := s.between(); err != nil {
-		return err
-	}
-	if len(x) != s.n {
-		return fmt.Errorf("%w: len(x) = %d, want %d", ErrDimension, len(x), s.n)
-	}
-	for i, xi := range x {
-		if math.IsNaN(xi) || math.IsInf(xi, 0) {
-			return fmt.Errorf("%w: x[%d] = %v", ErrSettings, i, xi)
-		}
-	}
-	copy(s.x, x)
-	if s.hx != nil {
-		copy(s.hx, x)
-		clear(s.vel)
-	}
-	s.f, s.fKnown = math.NaN(), false
-	return nil
-}
-
 // Probabilities returns a copy of p (after mixing).
 func (s *Stepper) Probabilities() []float64 { return append([]float64(nil), s.p...) }
 

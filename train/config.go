@@ -126,16 +126,7 @@ type Limits struct {
 	EvalEvery    int `json:"eval_every"`
 	EvalSpacing  int `json:"eval_spacing,omitempty"`
 	EvalEpisodes int `json:"eval_episodes"`
-	// Revert, when > 0, sends x_k (and the normalizer) back to the best
-	// evaluated point after Revert evaluations in a row below it by more
-	// than a tenth of its size (RevertDrop), so that a run that drifts off
-	// its best does not end there. 0: never.
-	Revert int `json:"revert,omitempty"`
 }
-
-// RevertDrop is the fall below the best evaluation, as a fraction of its
-// size, that counts toward Limits.Revert.
-const RevertDrop = 0.1
 
 // STPSettings configure STP and STP_IS in the RL loop. Every field is set
 // by a preset; there are no implicit defaults.
@@ -315,8 +306,6 @@ func (c Config) Validate() error {
 		return bad("eval-spacing", "%d must be ≥ 0 (0: evaluate every eval-every iterations)", l.EvalSpacing)
 	case l.EvalEpisodes < 1 || l.EvalEpisodes > 100000:
 		return bad("eval-episodes", "%d is outside [1, 100000]", l.EvalEpisodes)
-	case l.Revert < 0 || l.Revert > 1000:
-		return bad("revert", "%d is outside [0 (never), 1000]", l.Revert)
 	case l.HasThreshold && !finite(l.Threshold):
 		return bad("threshold", "%v must be finite", l.Threshold)
 	case c.Method == ARS:

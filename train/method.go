@@ -28,9 +28,6 @@ type Optimizer interface {
 	Tell(values []float64) (Outcome, error)
 	// X returns the current point x_k.
 	X() []float64
-	// Reset moves x_k to x between iterations; what the optimizer knew of
-	// its old x_k (a measured value) is dropped.
-	Reset(x []float64) error
 	encoding.BinaryMarshaler
 	encoding.BinaryUnmarshaler
 }
@@ -68,12 +65,6 @@ type arsOptimizer struct{ *ars.Optimizer }
 
 func (a arsOptimizer) Size() int                     { return 2 * a.Settings().Directions }
 func (a arsOptimizer) Propose() ([][]float64, error) { return a.Optimizer.Propose(), nil }
-func (a arsOptimizer) Reset(x []float64) error {
-	if err := a.Optimizer.Reset(x); err != nil {
-		return fmt.Errorf("train: %w", err)
-	}
-	return nil
-}
 func (a arsOptimizer) Tell(values []float64) (Outcome, error) {
 	if err := a.Optimizer.Tell(values); err != nil {
 		return Outcome{}, fmt.Errorf("train: %w", err)
@@ -163,13 +154,6 @@ func (o *stpOptimizer) Size() int {
 }
 
 func (o *stpOptimizer) X() []float64 { return o.stepper.X() }
-
-func (o *stpOptimizer) Reset(x []float64) error {
-	if err := o.stepper.Reset(x); err != nil {
-		return fmt.Errorf("train: %w", err)
-	}
-	return nil
-}
 
 func (o *stpOptimizer) Propose() ([][]float64, error) {
 	b, err := o.stepper.Propose()

@@ -33,10 +33,6 @@ type Counters struct {
 	NonFinite          int     `json:"non_finite"`
 	// Reward is the latest mean (unshifted) training return measured at x_k.
 	Reward float64 `json:"reward"`
-	// Below counts the evaluations in a row below the best by more than
-	// RevertDrop; Reverts the returns to the best point (Limits.Revert).
-	Below   int `json:"below,omitempty"`
-	Reverts int `json:"reverts,omitempty"`
 }
 
 // Run is one training run. It is not safe for concurrent use.
@@ -255,9 +251,6 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 		if err := r.evaluate(ctx, env, &pt); err != nil {
 			return pt, err
 		}
-		if err := r.revertIfDue(&pt); err != nil {
-			return pt, err
-		}
 	}
 	pt.NonFinite = r.c.NonFinite - nonFinite
 	return r.point(pt), nil
@@ -271,30 +264,6 @@ func (r *Run) evalDue(start int) bool {
 		return start/e != r.c.Episodes/e
 	}
 	return r.c.Iter%r.cfg.Limits.EvalEvery == 0
-}
-
-// revertIfDue counts the evaluation of pt toward Limits.Revert and, when
-// it is due, moves x_k and the normalizer back to the best point.
-func (r *Run) revertIfDue(pt *rundir.Point) error {
-	n, best := r.cfg.Limits.Revert, r.c.BestEval
-	if n == 0 || r.Done() {
-		return nil
-	}
-	if pt.EvalMean >= best-RevertDrop*math.Abs(best) {
-		r.c.Below = 0
-		return nil
-	}
-	if r.c.Below++; r.c.Below < n {
-		return nil
-	}
-	if err := r.opt.Reset(r.bestX); err != nil {
-		return fmt.Errorf("train: revert to the best point: %w", err)
-	}
-	r.norm = r.bestNorm.Clone()
-	r.c.Below = 0
-	r.c.Reverts++
-	pt.Reverted = true
-	return nil
 }
 
 // point fills p's counters.

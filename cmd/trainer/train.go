@@ -26,7 +26,7 @@ type trainFlags struct {
 	threshold, shift          optFloat
 	continueAfter             bool
 	evalEvery, evalEpisodes   int
-	evalSpacing, revert       int
+	evalSpacing               int
 	horizon                   int
 	obsNorm, lipschitz, basis string
 	alpha0, eps, mix          float64
@@ -60,7 +60,6 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.BoolVar(&f.continueAfter, "continue-after-threshold", false, "keep training after the threshold is reached")
 	fs.IntVar(&f.evalEvery, "eval-every", 0, "evaluate every N iterations (preset: 5 for STP methods, 10 for ARS)")
 	fs.IntVar(&f.evalSpacing, "eval-spacing", 0, "evaluate after each iteration that crosses a multiple of N training episodes, instead of every --eval-every iterations (0: off)")
-	fs.IntVar(&f.revert, "revert", 0, "go back to the best evaluated point after N evaluations in a row more than 10% below it (0: never) (preset)")
 	fs.IntVar(&f.evalEpisodes, "eval-episodes", 0, "episodes per evaluation (preset: 10)")
 	fs.Var(&f.shift, "shift", "alive-bonus shift subtracted per step from training returns (preset: ARS's for ars and paper, else 0)")
 	fs.IntVar(&f.horizon, "horizon", 0, "maximum episode length (0: the env's)")
@@ -124,7 +123,6 @@ func (f *trainFlags) config() (train.Config, error) {
 		"eval-every":      func() { l.EvalEvery = f.evalEvery },
 		"eval-episodes":   func() { l.EvalEpisodes = f.evalEpisodes },
 		"eval-spacing":    func() { l.EvalSpacing = f.evalSpacing },
-		"revert":          func() { l.Revert = f.revert },
 		"shift":           func() { p.Shift = f.shift.v },
 		"obs-norm":        func() { p.ObsNorm = train.ObsNorm(f.obsNorm) },
 		"common-seeds":    func() { p.CommonSeeds = f.commonSeeds },
