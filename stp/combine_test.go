@@ -6,24 +6,6 @@ import (
 	"testing"
 )
 
-// tell evaluates the proposed batch on f and tells the values.
-func tell(t *testing.T, s *Stepper, f func([]float64) float64) (Batch, Outcome) {
-	t.Helper()
-	b, err := s.Propose()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vals := make([]float64, len(b.Points))
-	for j, p := range b.Points {
-		vals[j] = f(p)
-	}
-	out, err := s.Tell(vals)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b, out
-}
-
 // TestCombineStep checks one Top iteration against the formula on a linear
 // f = c·x, where the central difference along b_j is exact: the step is
 // Rate Σ_top (Δ_j/(σ Top)) b_j over the Top directions with the best

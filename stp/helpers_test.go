@@ -40,6 +40,24 @@ func (q quad) grad1(x []float64) float64 {
 	return s
 }
 
+// tell evaluates the proposed batch on f and tells the values.
+func tell(t testing.TB, s *Stepper, f func([]float64) float64) (Batch, Outcome) {
+	t.Helper()
+	b, err := s.Propose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]float64, len(b.Points))
+	for j, p := range b.Points {
+		vals[j] = f(p)
+	}
+	out, err := s.Tell(vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, out
+}
+
 // run drives s on f until stop returns true or maxIter iterations, and
 // returns the iterations done. It fails the test if f ever increases.
 func run(t testing.TB, s *Stepper, f func([]float64) float64, maxIter int, stop func(*Stepper) bool) int {
@@ -49,19 +67,7 @@ func run(t testing.TB, s *Stepper, f func([]float64) float64, maxIter int, stop 
 		if s.Iter() > 0 && stop(s) {
 			break
 		}
-		b, err := s.Propose()
-		if err != nil {
-			t.Fatal(err)
-		}
-		vals := make([]float64, len(b.Points))
-		for j, p := range b.Points {
-			vals[j] = f(p)
-		}
-		out, err := s.Tell(vals)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out.Completed {
+		if _, out := tell(t, s, f); out.Completed {
 			if out.F > prev {
 				t.Fatalf("f increased at iteration %d: %v > %v", s.Iter(), out.F, prev)
 			}

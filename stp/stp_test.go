@@ -201,19 +201,7 @@ func TestCheckpoint(t *testing.T) {
 func checkpoint(t *testing.T, q quad, set Settings) {
 	drive := func(s *Stepper, f func([]float64) float64, until int, trace *[][]float64) {
 		for s.Iter() < until {
-			b, err := s.Propose()
-			if err != nil {
-				t.Fatal(err)
-			}
-			vals := make([]float64, len(b.Points))
-			for j, p := range b.Points {
-				vals[j] = f(p)
-			}
-			out, err := s.Tell(vals)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if out.Completed {
+			if _, out := tell(t, s, f); out.Completed {
 				*trace = append(*trace, slices.Concat(s.X(), s.Anchor(), s.Velocity(), []float64{s.F(), float64(s.Points())}))
 				if s.Iter() == 10 { // p and v change mid-run, as in the trainer
 					L := slices.Clone(q.L)
