@@ -85,7 +85,7 @@ bench-convex: venv ## ridge n=1000 m=100: STP vs STP_IS (+ CMA-ES, Nevergrad) (J
 bench-surrogate: ## Lipschitz refresh + 10 Adam steps at Humanoid size
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 3x ./surrogate/
 
-bench-trainer: venv build ## Hopper-v1 STP_IS to threshold or 4000 episodes (JSON last line)
+bench-trainer: venv build ## Hopper-v1, the default method, to threshold or 4000 episodes (JSON last line)
 	bash bench/trainer.sh
 
 bench-rl: venv build ## the Table 2 / Figure 4 matrix (resumable)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make bench-trainer: train Hopper-v1 with STP_IS (one seed, a local bridge
-# with 2 workers) until the threshold or 4000 training episodes. The last
+# make bench-trainer: train Hopper-v1 with the default method (one seed, a
+# local bridge with 2 workers; TRAINER_ARGS="--preset paper" for the
+# paper's STP_IS) until the threshold or 4000 training episodes. The last
 # line is JSON:
 #   {"env":"Hopper-v1","episodes_to_threshold":…,"final_eval":…,"wall_s":…,"trainer_cpu_share":…}
 # trainer_cpu_share is the trainer's own CPU time (surrogate, optimizer, I/O;
@@ -10,9 +11,9 @@ cd "$(dirname "$0")/.."
 SEED=${SEED:-1}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-bin/trainer --env Hopper-v1 --method stp_is --seed "$SEED" --max-episodes 4000 --workers 2 \
+bin/trainer --env Hopper-v1 --seed "$SEED" --max-episodes 4000 --workers 2 \
   --out "$out" --log-level warn ${TRAINER_ARGS:-} >/dev/null
-dir="$out/Hopper-v1/stp_is-adaptive/seed$SEED"
+dir=$(echo "$out"/Hopper-v1/*/seed"$SEED")
 .venv/bin/python - "$dir" <<'PY'
 import json, sys
 d = sys.argv[1]
