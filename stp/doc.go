@@ -9,6 +9,10 @@
 // minimizing, largest when maximizing). A NaN value, or the infinity on the
 // wrong side (+Inf when minimizing, −Inf when maximizing), is never accepted.
 //
+// The directions are the columns of a [Basis]: [Canonical], the paper's
+// [Gaussian], a user's [Matrix], or [Orthogonal], a random rotation whose
+// columns explore every direction alike.
+//
 // Settings extend the paper's method; each zero value is the paper's
 // behaviour:
 //
