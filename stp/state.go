@@ -32,7 +32,7 @@ type State struct {
 	Top int
 
 	// X is x_k (SMTP's z^k); Anchor and Velocity are SMTP's x^k and v^k
-	// (nil without momentum).
+	// (nil without momentum; Anchor nil with Top).
 	X                []float64
 	Anchor, Velocity []float64
 	F                float64
@@ -97,8 +97,8 @@ func (s *Stepper) SetState(st State) error {
 		st.Momentum != s.set.Momentum || max(st.Directions, 1) != s.m || st.Top != s.set.Top:
 		return fmt.Errorf("%w: goal/rule/mixing/momentum/directions/top %v/%v/%v/%v/%v/%v, stepper has %v/%v/%v/%v/%v/%v", ErrState,
 			st.Goal, st.Rule, st.Mixing, st.Momentum, max(st.Directions, 1), st.Top, s.set.Goal, s.set.Rule, s.set.Mixing, s.set.Momentum, s.m, s.set.Top)
-	case (s.hx != nil) != (len(st.Anchor) == s.n && len(st.Velocity) == s.n):
-		return fmt.Errorf("%w: momentum state of lengths %d, %d, want %d each with momentum, none without", ErrState, len(st.Anchor), len(st.Velocity), s.n)
+	case (s.hx != nil) != (len(st.Anchor) == s.n) || (s.vel != nil) != (len(st.Velocity) == s.n):
+		return fmt.Errorf("%w: momentum state of lengths %d, %d, want %d each with momentum (velocity only with Top), none without", ErrState, len(st.Anchor), len(st.Velocity), s.n)
 	}
 	if err := checkV(st.V, s.n); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
@@ -116,6 +116,8 @@ func (s *Stepper) SetState(st State) error {
 	s.x = append(s.x[:0], st.X...)
 	if s.hx != nil {
 		s.hx = append(s.hx[:0], st.Anchor...)
+	}
+	if s.vel != nil {
 		s.vel = append(s.vel[:0], st.Velocity...)
 	}
 	s.f, s.fKnown = st.F, st.FKnown

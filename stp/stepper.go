@@ -248,7 +248,8 @@ type Stepper struct {
 	x      []float64 // the current point x_k (SMTP's z^k)
 	f      float64
 	fKnown bool // f(x_k) has been measured (f may still be NaN)
-	// SMTP's anchor x^k and velocity v^k; nil without momentum.
+	// SMTP's anchor x^k and velocity v^k; nil without momentum (the Top
+	// step has a velocity and no anchor).
 	hx, vel []float64
 
 	iter   int
@@ -311,7 +312,10 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 		s.fKnown = true
 	}
 	if settings.Momentum > 0 {
-		s.hx = append([]float64(nil), x0...)
+		// The Top step moves x_k itself: it has a velocity but no anchor.
+		if settings.Top == 0 {
+			s.hx = append([]float64(nil), x0...)
+		}
 		s.vel = make([]float64, n)
 	}
 	s.src = settings.Src
@@ -517,7 +521,7 @@ func (s *Stepper) needsPre() bool {
 func (s *Stepper) point(j int, sg float64, hx, vel []float64) []float64 {
 	pt := make([]float64, s.n)
 	d := s.dirs[j]
-	if s.hx == nil || s.set.Top > 0 {
+	if s.hx == nil {
 		a := sg * s.alpha[j]
 		for i := range pt {
 			pt[i] = s.x[i] + a*d[i]
@@ -745,9 +749,10 @@ func (s *Stepper) combine(values []float64) Outcome {
 	if s.set.Goal == Minimize {
 		sg = -1
 	}
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	var order []int
 	for j := range plus {
-		if s.valid(plus[j]) && s.valid(minus[j]) && !math.IsInf(plus[j], 0) && !math.IsInf(minus[j], 0) {
+		if finite(plus[j]) && finite(minus[j]) {
 			order = append(order, j)
 		}
 	}
@@ -779,9 +784,6 @@ func (s *Stepper) combine(values []float64) Outcome {
 	}
 	for i := range s.x {
 		s.x[i] += s.set.Rate * g[i]
-	}
-	if s.hx != nil {
-		copy(s.hx, s.x)
 	}
 	s.f = math.NaN()
 	s.iter++
