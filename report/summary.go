@@ -49,10 +49,7 @@ func SummaryRows(runs []Run) []SummaryRow {
 		}
 		cell := Summarize(groups[k])
 		row.Reached = cell.Reached
-		row.MedianEpisodes, row.MedianBest, row.MedianFinal = math.NaN(), median(best), median(final)
-		if cell.Reached > 0 {
-			row.MedianEpisodes = cell.Median
-		}
+		row.MedianEpisodes, row.MedianBest, row.MedianFinal = median(cell.Values), median(best), median(final)
 		rows = append(rows, row)
 	}
 	return rows
@@ -87,7 +84,7 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// SummaryTable formats Summarise's rows as a Markdown table.
+// SummaryTable formats SummaryRows's rows as a Markdown table.
 func SummaryTable(runs []Run) (string, error) {
 	if len(runs) == 0 {
 		return "", fmt.Errorf("report: summary: no runs")

@@ -132,8 +132,8 @@ type Limits struct {
 // by a preset; there are no implicit defaults.
 type STPSettings struct {
 	Step Step `json:"step"`
-	// Alpha0 is α0 of the adaptive rule; Epsilon is ε of the fixed rule α = ε/(n v_i), 0 meaning 0.05·n
-	// (a step of 0.05/v_i).
+	// Alpha0 is α0 of the adaptive rule; Epsilon is ε of the fixed rule
+	// α = ε/(n v_i), 0 meaning 0.05·n (a step of 0.05/v_i).
 	Alpha0  float64 `json:"alpha0"`
 	Epsilon float64 `json:"epsilon"`
 	// Directions is the number of directions of one iteration (0 or 1:
@@ -352,8 +352,8 @@ func (c Config) OffPaperK() bool {
 
 // Label is the method's display name, as in the paper's Table 2 ("STP_IS
 // adaptive", "ARS V2-t"), then what sets the run apart
-// from the paper's method, after a comma: ", K=1", ", m=4", ", β=0.5",
-// ", paper preset". The name before the first comma is the paper's column
+// from the paper's method, after a comma: ", K=1", ", m=4", ", top 2",
+// ", orthogonal basis", ", paper preset". The name before the first comma is the paper's column
 // it compares with.
 func (c Config) Label() string {
 	name, _ := c.base()
@@ -365,8 +365,8 @@ func (c Config) Label() string {
 
 // Variant names the run's directory: the method and its step rule
 // ("stp-combined", "stp_is-adaptive", "ars", "ars-v1" on raw
-// observations), then what sets it apart, as Label ("-k1", "-m4",
-// "-b0.5", "-paper"), so that different runs never share a directory.
+// observations), then what sets it apart, as Label ("-k1", "-m4", "-t2",
+// "-orth", "-paper"), so that different runs never share a directory.
 func (c Config) Variant() string {
 	_, v := c.base()
 	for _, p := range c.parts() {
@@ -404,9 +404,12 @@ func (c Config) parts() []part {
 		ps = append(ps, part{fmt.Sprintf("top %d", s.Top), fmt.Sprintf("t%d", s.Top)})
 	}
 	// The basis when it is not the step's usual one.
-	if orth := s.Basis == Orthogonal; c.Method != ARS && orth != comb {
-		b := map[bool]part{true: {"orthogonal basis", "orth"}, false: {"Gaussian basis", "gauss"}}[orth]
-		ps = append(ps, b)
+	switch orth := s.Basis == Orthogonal; {
+	case c.Method == ARS || orth == comb:
+	case orth:
+		ps = append(ps, part{"orthogonal basis", "orth"})
+	default:
+		ps = append(ps, part{"Gaussian basis", "gauss"})
 	}
 	if c.Preset == PresetPaper {
 		ps = append(ps, part{"paper preset", "paper"})

@@ -101,7 +101,7 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 		Rule:       stp.Decaying,
 		Alpha0:     s.Alpha0,
 		Epsilon:    s.Epsilon,
-		Remeasure:  s.Top == 0,
+		Remeasure:  true,
 		Top:        s.Top,
 		Rate:       s.Rate * math.Sqrt(float64(n)),
 		Mixing:     s.Mixing,
@@ -109,14 +109,15 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 		Seed:       mix(cfg.Problem.Seed, 0x57e9),
 	}
 	switch s.Step {
-	case Fixed, Combined:
+	case Fixed:
 		set.Rule = stp.Fixed
 		if set.Epsilon == 0 {
 			set.Epsilon = 0.05 * float64(n)
 		}
-		if s.Step == Combined {
-			set.Epsilon = s.Noise * float64(n) * math.Sqrt(float64(n))
-		}
+	case Combined:
+		// α = ε/(n v_i) = Noise·√n/v_i (stp never measures x_k with Top,
+		// whatever Remeasure says).
+		set.Rule, set.Epsilon = stp.Fixed, s.Noise*float64(n)*math.Sqrt(float64(n))
 	}
 	if cfg.Method == STPIS {
 		// Theorem 1 pairs the decaying step with IS-sqrt, Theorems 2-4 the

@@ -311,7 +311,6 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, STPIS, Adaptive, "HalfCheetah-v1", 4, Running, 0.3, 4, "STP_IS adaptive", Local},
 		{PresetTuned, STPIS, Fixed, "HalfCheetah-v1", 2, Running, 0.3, 2, "STP_IS fixed, K=2", Local},
 		{PresetPaper, STPIS, "", "HalfCheetah-v1", 0, Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
-		{PresetTuned, STPIS, Adaptive, "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
 		// The tuned default is STP with the combined step, with ARS's
 		// per-task ν and α, and STP_IS adaptive with 4 directions on Swimmer.
 		{PresetTuned, "", "", "Hopper-v1", 0, Running, 0.3, 1, "STP combined", Global},
