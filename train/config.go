@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -102,9 +103,77 @@ type Problem struct {
 	// Horizon caps episode length; 0 is the env's limit.
 	Horizon int     `json:"horizon"`
 	ObsNorm ObsNorm `json:"obs_norm"`
-	// CommonSeeds gives the points of an iteration the same K seeds, so
-	// that they are compared on the same start states.
-	CommonSeeds bool `json:"common_seeds"`
+	// CommonSeeds is which training episodes of an iteration share their
+	// seeds (their start states).
+	CommonSeeds Seeds `json:"common_seeds,omitempty"`
+}
+
+// Seeds is which training episodes of an iteration run on the same seeds.
+type Seeds string
+
+// The seed sharings.
+const (
+	// OwnSeeds gives every training episode its own seed (ARS's rollouts).
+	OwnSeeds Seeds = ""
+	// IterationSeeds gives the points of an iteration the same K seeds, so
+	// that all of them are compared on the same start states (what the
+	// three-point rule compares).
+	IterationSeeds Seeds = "iteration"
+	// PairSeeds gives the two points of each antithetic pair x ± σb the
+	// same K seeds and each pair its own: f(x+σb) − f(x−σb) is taken on
+	// one start state, and the step averages over as many start states as
+	// pairs. The pairs are points 2i and 2i+1 of a batch, the order in
+	// which every optimizer here proposes them.
+	PairSeeds Seeds = "pair"
+)
+
+// String names the sharing as the flag takes it.
+func (s Seeds) String() string {
+	if s == OwnSeeds {
+		return "none"
+	}
+	return string(s)
+}
+
+// ParseSeeds reads a sharing: none, iteration or pair; true and false
+// are iteration and none (the flag was a switch).
+func ParseSeeds(v string) (Seeds, error) {
+	switch v {
+	case "none", "false":
+		return OwnSeeds, nil
+	case "iteration", "true":
+		return IterationSeeds, nil
+	case "pair":
+		return PairSeeds, nil
+	}
+	return OwnSeeds, bad("common-seeds", "%q is not one of none, iteration, pair", v)
+}
+
+// UnmarshalJSON reads a sharing, or the true/false of run files written
+// when common seeds were a switch.
+func (s *Seeds) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "true":
+		*s = IterationSeeds
+		return nil
+	case "false":
+		*s = OwnSeeds
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return fmt.Errorf("train: common_seeds: %w", err)
+	}
+	if v == "" {
+		*s = OwnSeeds
+		return nil
+	}
+	parsed, err := ParseSeeds(v)
+	if err != nil {
+		return err
+	}
+	*s = parsed
+	return nil
 }
 
 // Limits are a run's budget, threshold and evaluation cadence.
@@ -226,12 +295,18 @@ func Preset(preset string, method Method, step Step, env string, k int) (Config,
 	if step == Combined {
 		// ARS's per-task perturbation, step and shift (ARS V2-t's; an
 		// unknown env gets ARS's defaults), M directions of an orthogonal
-		// basis on common seeds, K 1.
+		// basis, K 1, each direction's pair on a start state of its own;
+		// on Hopper all the points of an iteration on one start state,
+		// which reached the threshold on more development seeds there
+		// (docs/experiments.md).
 		a := task.ARS
 		if !known {
 			a = ars.Settings{StepSize: 0.02, Noise: 0.03}
 		}
-		c.Problem.K, c.Problem.CommonSeeds, c.Problem.Shift = 1, true, task.ARSShift
+		c.Problem.K, c.Problem.CommonSeeds, c.Problem.Shift = 1, PairSeeds, task.ARSShift
+		if task.Name == "Hopper" {
+			c.Problem.CommonSeeds = IterationSeeds
+		}
 		c.STP.Basis, c.STP.Directions, c.STP.Top = Orthogonal, CombinedDirections, CombinedTop
 		c.STP.Noise, c.STP.Rate = a.Noise, a.StepSize
 		if k != 0 {
@@ -250,12 +325,12 @@ func Preset(preset string, method Method, step Step, env string, k int) (Config,
 	// The tuned choices by task, each measured (docs/experiments.md).
 	switch task.Name {
 	case "Swimmer":
-		c.Problem.K, c.Problem.ObsNorm, c.Problem.CommonSeeds, c.STP.Alpha0, c.STP.Directions = 1, None, true, 2, 4
+		c.Problem.K, c.Problem.ObsNorm, c.Problem.CommonSeeds, c.STP.Alpha0, c.STP.Directions = 1, None, IterationSeeds, 2, 4
 		if k > 1 {
 			c.Problem.K, c.STP.Alpha0 = k, 1
 		}
 	case "HalfCheetah":
-		c.Problem.K, c.Problem.CommonSeeds, c.STP.Lipschitz = 1, true, Local
+		c.Problem.K, c.Problem.CommonSeeds, c.STP.Lipschitz = 1, IterationSeeds, Local
 		if k != 0 {
 			c.Problem.K = k
 		}
@@ -298,6 +373,8 @@ func (c Config) Validate() error {
 		return bad("horizon", "%d must be ≥ 0", p.Horizon)
 	case p.ObsNorm != Running && p.ObsNorm != None:
 		return bad("obs-norm", "%q is not one of running, none", p.ObsNorm)
+	case p.CommonSeeds != OwnSeeds && p.CommonSeeds != IterationSeeds && p.CommonSeeds != PairSeeds:
+		return bad("common-seeds", "%q is not one of none, iteration, pair", p.CommonSeeds)
 	case l.MaxEpisodes < 1:
 		return bad("max-episodes", "%d must be ≥ 1", l.MaxEpisodes)
 	case l.EvalEvery < 1:
@@ -353,7 +430,7 @@ func (c Config) OffPaperK() bool {
 // Label is the method's display name, as in the paper's Table 2 ("STP_IS
 // adaptive", "ARS V2-t"), then what sets the run apart
 // from the paper's method, after a comma: ", K=1", ", m=4", ", top 2",
-// ", orthogonal basis", ", paper preset". The name before the first comma is the paper's column
+// ", orthogonal basis", ", pair seeds", ", paper preset". The name before the first comma is the paper's column
 // it compares with.
 func (c Config) Label() string {
 	name, _ := c.base()
@@ -366,7 +443,7 @@ func (c Config) Label() string {
 // Variant names the run's directory: the method and its step rule
 // ("stp-combined", "stp_is-adaptive", "ars", "ars-v1" on raw
 // observations), then what sets it apart, as Label ("-k1", "-m4", "-t2",
-// "-orth", "-paper"), so that different runs never share a directory.
+// "-orth", "-spair", "-paper"), so that different runs never share a directory.
 func (c Config) Variant() string {
 	_, v := c.base()
 	for _, p := range c.parts() {
@@ -410,6 +487,14 @@ func (c Config) parts() []part {
 		ps = append(ps, part{"orthogonal basis", "orth"})
 	default:
 		ps = append(ps, part{"Gaussian basis", "gauss"})
+	}
+	// The seed sharing when it is not the preset's for the method.
+	if d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K); err == nil && d.Problem.CommonSeeds != c.Problem.CommonSeeds {
+		label := c.Problem.CommonSeeds.String() + " seeds"
+		if c.Problem.CommonSeeds == OwnSeeds {
+			label = "no common seeds"
+		}
+		ps = append(ps, part{label, "s" + c.Problem.CommonSeeds.String()})
 	}
 	if c.Preset == PresetPaper {
 		ps = append(ps, part{"paper preset", "paper"})

@@ -150,8 +150,8 @@ type pointValue struct {
 
 // train runs K training episodes at each point with the frozen
 // normalization, counts them, and returns each point's mean returns and
-// observation statistics. With common seeds the points of an iteration
-// share their K seeds.
+// observation statistics. Problem.CommonSeeds says which points share
+// their K seeds.
 func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen) ([]pointValue, error) {
 	p, k, iter, base := r.cfg.Problem, r.cfg.Problem.K, r.c.Iter, r.c.Episodes
 	specs := make([]envclient.EpisodeSpec, 0, len(points)*k)
@@ -159,8 +159,11 @@ func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm po
 		w, bias := r.lin.Split(x)
 		for j := 0; j < k; j++ {
 			seed := mix(mix(p.Seed, trainStream), uint64(base+i*k+j))
-			if p.CommonSeeds {
+			switch p.CommonSeeds {
+			case IterationSeeds:
 				seed = mix(mix(p.Seed, trainStream), uint64(iter)<<20|uint64(j))
+			case PairSeeds:
+				seed = mix(mix(mix(p.Seed, trainStream), uint64(iter)<<20|uint64(j)), uint64(i/2))
 			}
 			specs = append(specs, envclient.EpisodeSpec{
 				EnvID: p.Env, Kwargs: p.Kwargs, Rows: r.lin.Rows, Cols: r.lin.Cols, W: w, Bias: bias,

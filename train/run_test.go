@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -258,6 +259,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.STP.Alpha0 = -1 }, "alpha0"},
 		{func(c *Config) { c.STP.Lipschitz = "x" }, "lipschitz"},
 		{func(c *Config) { c.Problem.ObsNorm = "ars" }, "obs-norm"},
+		{func(c *Config) { c.Problem.CommonSeeds = "all" }, "common-seeds"},
 		{func(c *Config) { c.Problem.Shift = math.Inf(1) }, "shift"},
 		{func(c *Config) { c.Preset = "fast" }, "preset"},
 		{func(c *Config) { c.Limits.EvalEvery = 0 }, "eval-every"},
@@ -339,8 +341,14 @@ func TestPresets(t *testing.T) {
 	// The combined step takes ARS's shift, perturbation and step for the
 	// task, and its M and Top.
 	cb, _ := Preset(PresetTuned, STPIS, "", "Hopper-v1", 0)
-	if s := cb.STP; cb.Problem.Shift != 1 || !cb.Problem.CommonSeeds || s.Noise != 0.025 || s.Rate != 0.01 || s.Directions != CombinedDirections || s.Top != CombinedTop || s.Basis != Orthogonal {
+	if s := cb.STP; cb.Problem.Shift != 1 || cb.Problem.CommonSeeds != IterationSeeds || s.Noise != 0.025 || s.Rate != 0.01 || s.Directions != CombinedDirections || s.Top != CombinedTop || s.Basis != Orthogonal {
 		t.Errorf("combined %+v", cb)
+	}
+	// Off Hopper, each pair of the combined step has its own start state.
+	for _, env := range []string{"HalfCheetah-v1", "Walker2d-v5"} {
+		if c, _ := Preset(PresetTuned, STP, Combined, env, 0); c.Problem.CommonSeeds != PairSeeds {
+			t.Errorf("%s: combined step on %q seeds, want pair", env, c.Problem.CommonSeeds)
+		}
 	}
 }
 
@@ -416,5 +424,84 @@ func TestDirectionsCombined(t *testing.T) {
 			}
 			roundTrip(t, r)
 		})
+	}
+}
+
+// seedRoller records the seeds of each batch it runs.
+type seedRoller struct {
+	quadRoller
+	batches [][]uint64
+}
+
+func (q *seedRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
+	seeds := make([]uint64, len(specs))
+	for i, s := range specs {
+		seeds[i] = s.Seed
+	}
+	q.batches = append(q.batches, seeds)
+	return q.quadRoller.Rollout(ctx, specs)
+}
+
+func TestCommonSeeds(t *testing.T) {
+	const k, m = 2, 3
+	for _, tc := range []struct {
+		seeds Seeds
+		// same says whether episode a and b of one batch (point a/k, b/k)
+		// must share their seed; the others must differ.
+		same func(a, b int) bool
+	}{
+		{OwnSeeds, func(a, b int) bool { return a == b }},
+		{IterationSeeds, func(a, b int) bool { return a%k == b%k }},
+		{PairSeeds, func(a, b int) bool { return a%k == b%k && a/k/2 == b/k/2 }},
+	} {
+		t.Run(tc.seeds.String(), func(t *testing.T) {
+			cfg := testConfig(STPIS)
+			cfg.Problem.K, cfg.Problem.CommonSeeds = k, tc.seeds
+			cfg.STP.Directions, cfg.STP.Top, cfg.STP.Step, cfg.STP.Rate, cfg.STP.Noise = m, 2, Combined, 0.04, 0.02
+			r, err := New(cfg, testInfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := &seedRoller{quadRoller: quadRoller{target: testTarget}}
+			for range 2 {
+				if _, err := r.Iterate(context.Background(), q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if len(q.batches) != 2 || len(q.batches[0]) != 2*m*k {
+				t.Fatalf("batches %v, want 2 of %d episodes", q.batches, 2*m*k)
+			}
+			for _, b := range q.batches {
+				for i := range b {
+					for j := range b {
+						if (b[i] == b[j]) != tc.same(i, j) {
+							t.Fatalf("episodes %d and %d: seeds %d and %d (batch %v)", i, j, b[i], b[j], b)
+						}
+					}
+				}
+			}
+			for _, s := range q.batches[0] {
+				if slices.Contains(q.batches[1], s) {
+					t.Fatalf("seed %d in both iterations", s)
+				}
+			}
+		})
+	}
+}
+
+func TestSeedsJSON(t *testing.T) {
+	for in, want := range map[string]Seeds{`true`: IterationSeeds, `false`: OwnSeeds, `"pair"`: PairSeeds, `"iteration"`: IterationSeeds, `""`: OwnSeeds} {
+		var s Seeds
+		if err := json.Unmarshal([]byte(in), &s); err != nil || s != want {
+			t.Errorf("%s: got %q, %v; want %q", in, s, err, want)
+		}
+	}
+	var s Seeds
+	if err := json.Unmarshal([]byte(`"all"`), &s); err == nil || !strings.Contains(err.Error(), "common-seeds") {
+		t.Errorf(`"all": err = %v`, err)
+	}
+	b, err := json.Marshal(Problem{Env: "Quad-v0", CommonSeeds: PairSeeds})
+	if err != nil || !strings.Contains(string(b), `"common_seeds":"pair"`) {
+		t.Errorf("marshal: %s, %v", b, err)
 	}
 }

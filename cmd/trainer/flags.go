@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stpis/stpis/envclient"
+	"github.com/stpis/stpis/train"
 )
 
 // usageError marks errors in the command line (exit code 2).
@@ -185,3 +186,26 @@ func (k *kwargsFlag) Set(s string) error {
 	k.kw[key] = val
 	return nil
 }
+
+// seedsFlag is --common-seeds: a sharing (none, iteration, pair), or, given
+// alone, iteration (the flag was a switch).
+type seedsFlag struct{ v train.Seeds }
+
+func (f *seedsFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.v.String()
+}
+
+func (f *seedsFlag) Set(s string) error {
+	v, err := train.ParseSeeds(s)
+	if err != nil {
+		return errors.New("want none, iteration or pair")
+	}
+	f.v = v
+	return nil
+}
+
+// IsBoolFlag lets --common-seeds stand alone (meaning iteration).
+func (*seedsFlag) IsBoolFlag() bool { return true }

@@ -32,7 +32,7 @@ type trainFlags struct {
 	alpha0, eps, mix          float64
 	directions, top           int
 	rate, noise               float64
-	commonSeeds               bool
+	commonSeeds               seedsFlag
 	width, surrogateSteps     int
 	out                       string
 	resume, force             bool
@@ -71,7 +71,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.IntVar(&f.top, "top", 0, "with --step combined: the number of the iteration's directions combined into its step (preset: 4)")
 	fs.Float64Var(&f.noise, "noise", 0, "with --step combined: the points are x_k ± ν√n b_i/v_i, ARS's ν for unit directions (preset: ARS's for the task)")
 	fs.Float64Var(&f.rate, "rate", 0, "with --step combined: the step is α√n times the combination, ARS's α for unit directions (preset: ARS's for the task)")
-	fs.BoolVar(&f.commonSeeds, "common-seeds", false, "run the points of an iteration on the same K seeds (preset)")
+	fs.Var(&f.commonSeeds, "common-seeds", "which training episodes share their K seeds: none, iteration (all points of an iteration; the flag alone) or pair (the two points x ± σb of each direction) (preset)")
 	fs.IntVar(&f.width, "width", 0, "surrogate hidden width (preset: the paper's by policy size)")
 	fs.IntVar(&f.surrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (preset: 10; paper 1)")
 	fs.StringVar(&f.lipschitz, "lipschitz", "", "surrogate Lipschitz estimate: global bound or local curvature at x_k (preset)")
@@ -125,7 +125,7 @@ func (f *trainFlags) config() (train.Config, error) {
 		"eval-spacing":    func() { l.EvalSpacing = f.evalSpacing },
 		"shift":           func() { p.Shift = f.shift.v },
 		"obs-norm":        func() { p.ObsNorm = train.ObsNorm(f.obsNorm) },
-		"common-seeds":    func() { p.CommonSeeds = f.commonSeeds },
+		"common-seeds":    func() { p.CommonSeeds = f.commonSeeds.v },
 		"alpha0":          func() { s.Alpha0 = f.alpha0 },
 		"basis":           func() { s.Basis = train.Basis(f.basis) },
 		"eps":             func() { s.Epsilon = f.eps },

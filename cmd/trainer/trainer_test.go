@@ -345,6 +345,10 @@ func TestKFlagAndRunDir(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--method", "ars", "--k", "2"}, 2, "ars-k2", "ARS V2-t, K=2"},
 		{[]string{"--env", "Hopper-v1", "--k", "2", "--method", "stp", "--step", "fixed"}, 2, "stp-fixed-k2", "STP fixed, K=2"},
 		{[]string{"--env", "Hopper-v1", "--method", "ars"}, 1, "ars", "ARS V2-t"},
+		{[]string{"--env", "Hopper-v1", "--method", "ars", "--common-seeds"}, 1, "ars-siteration", "ARS V2-t, iteration seeds"},
+		{[]string{"--env", "Hopper-v1", "--common-seeds=pair"}, 1, "stp-combined-spair", "STP combined, pair seeds"},
+		{[]string{"--env", "Hopper-v1", "--common-seeds=iteration"}, 1, "stp-combined", "STP combined"},
+		{[]string{"--env", "Hopper-v1", "--common-seeds=false"}, 1, "stp-combined-snone", "STP combined, no common seeds"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--obs-norm", "none"}, 1, "ars-v1", "ARS V1-t"},
 		{[]string{"--env", "Swimmer-v1", "--k", "auto"}, 1, "stp_is-adaptive-k1-m4", "STP_IS adaptive, K=1, m=4"},
 		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp_is-adaptive-m4", "STP_IS adaptive, m=4"},
@@ -365,6 +369,9 @@ func TestKFlagAndRunDir(t *testing.T) {
 		if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--k", bad}, io.Discard); err == nil {
 			t.Errorf("--k %s was accepted", bad)
 		}
+	}
+	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--common-seeds=all"}, io.Discard); err == nil || !strings.Contains(err.Error(), "common-seeds") {
+		t.Errorf("--common-seeds=all: err = %v", err)
 	}
 }
 
