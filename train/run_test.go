@@ -302,9 +302,9 @@ func TestPresets(t *testing.T) {
 		lip     Lipschitz
 	}{
 		// Swimmer's α0 is 2 at K = 1 and 1 at any other K.
-		{PresetTuned, STPIS, Adaptive, "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1, m=4", Global},
-		{PresetTuned, STP, Adaptive, "Swimmer-v5", 0, None, 2, 1, "STP adaptive, K=1, m=4", Global},
-		{PresetTuned, STPIS, Adaptive, "Swimmer-v1", 2, None, 1, 2, "STP_IS adaptive, m=4", Global},
+		{PresetTuned, STPIS, Adaptive, "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1, m=8", Global},
+		{PresetTuned, STP, Adaptive, "Swimmer-v5", 0, None, 2, 1, "STP adaptive, K=1, m=8", Global},
+		{PresetTuned, STPIS, Adaptive, "Swimmer-v1", 2, None, 1, 2, "STP_IS adaptive, m=8", Global},
 		{PresetPaper, STPIS, "", "Swimmer-v1", 0, Running, 0.3, 2, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, ARS, "", "Swimmer-v1", 0, Running, 0, 1, "ARS V2-t", ""},
 		{PresetTuned, STPIS, Adaptive, "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
@@ -314,9 +314,9 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, STPIS, Fixed, "HalfCheetah-v1", 2, Running, 0.3, 2, "STP_IS fixed, K=2", Local},
 		{PresetPaper, STPIS, "", "HalfCheetah-v1", 0, Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		// The tuned default is STP with the combined step, with ARS's
-		// per-task ν and α, and STP_IS adaptive with 4 directions on Swimmer.
+		// per-task ν and α, and STP_IS adaptive with 8 directions on Swimmer.
 		{PresetTuned, "", "", "Hopper-v1", 0, Running, 0.3, 1, "STP combined", Global},
-		{PresetTuned, "", "", "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1, m=4", Global},
+		{PresetTuned, "", "", "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1, m=8", Global},
 		{PresetPaper, "", "", "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, STPIS, "", "Hopper-v1", 0, Running, 0.3, 1, "STP_IS combined", Global},
 		{PresetTuned, STP, "", "HalfCheetah-v1", 2, Running, 0.3, 2, "STP combined, K=2", Global},

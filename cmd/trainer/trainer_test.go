@@ -350,8 +350,8 @@ func TestKFlagAndRunDir(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--common-seeds=iteration"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Hopper-v1", "--common-seeds=false"}, 1, "stp-combined-snone", "STP combined, no common seeds"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--obs-norm", "none"}, 1, "ars-v1", "ARS V1-t"},
-		{[]string{"--env", "Swimmer-v1", "--k", "auto"}, 1, "stp_is-adaptive-k1-m4", "STP_IS adaptive, K=1, m=4"},
-		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp_is-adaptive-m4", "STP_IS adaptive, m=4"},
+		{[]string{"--env", "Swimmer-v1", "--k", "auto"}, 1, "stp_is-adaptive-k1-m8", "STP_IS adaptive, K=1, m=8"},
+		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp_is-adaptive-m8", "STP_IS adaptive, m=8"},
 	} {
 		f, err := parseTrainFlags(tc.args, io.Discard)
 		if err != nil {
