@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,6 +75,26 @@ func MethodColor(label string) color.NRGBA {
 		h = (h ^ uint32(label[i])) * 16777619
 	}
 	return extraColors[h%uint32(len(extraColors))]
+}
+
+// plotColor returns label's colour unless another curve of the plot
+// already has it; then the first colour of the palettes that none has.
+func plotColor(label string, used map[color.NRGBA]bool) color.NRGBA {
+	c := MethodColor(label)
+	if !used[c] {
+		return c
+	}
+	for _, alt := range extraColors {
+		if !used[alt] {
+			return alt
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(methodColors)) {
+		if alt := methodColors[k]; !used[alt] {
+			return alt
+		}
+	}
+	return c
 }
 
 // Band is a group's mean curve with its ± one std band on a common grid.
@@ -254,6 +276,7 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 	}
 	allEval := true
 	maxX := 0.0
+	used := map[color.NRGBA]bool{}
 	for _, label := range sortedKeys(labelSet, labelLess) {
 		group := byLabel[label]
 		b, evalOnly := MeanBand(group, opts.GridPoints)
@@ -262,7 +285,8 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 		}
 		allEval = allEval && evalOnly
 		maxX = math.Max(maxX, b.X[len(b.X)-1])
-		c := MethodColor(label)
+		c := plotColor(label, used)
+		used[c] = true
 
 		band := make(plotter.XYs, 0, 2*len(b.X))
 		for i := range b.X {

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"image/color"
 	"image/png"
 	"math"
 	"os"
@@ -433,5 +434,22 @@ func TestSummaryTable(t *testing.T) {
 	}
 	if !strings.Contains(md, "| Hopper-v1 | ARS V2-t | 2/3 | 2500 |") {
 		t.Errorf("summary:\n%s", md)
+	}
+}
+
+// Labels whose colours collide get different ones within a plot, and a
+// label keeps its own colour while it is free.
+func TestPlotColorDistinct(t *testing.T) {
+	labels := []string{"STP combined", "STP combined, iteration seeds", "STP_IS adaptive, paper preset", "STP combined, pair seeds", "STP_IS adaptive, K=1, m=8", "STP_IS adaptive, K=1, m=4"}
+	used := map[color.NRGBA]bool{}
+	for i, l := range labels {
+		c := plotColor(l, used)
+		if used[c] {
+			t.Fatalf("%q got colour %v, already used by one of %q", l, c, labels[:i])
+		}
+		if i == 0 && c != MethodColor(l) {
+			t.Errorf("%q: %v, want its own %v", l, c, MethodColor(l))
+		}
+		used[c] = true
 	}
 }
