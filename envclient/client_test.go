@@ -222,6 +222,33 @@ func TestRolloutStuckReplicaFailsOver(t *testing.T) {
 	}
 }
 
+// TestRolloutWaitsForABusyReplica: a lone replica that answers after
+// 500ms, past a 200ms attempt deadline, is given 400ms, then 800ms, and
+// answers the third attempt, though a ReconnectTimeout of 300ms has passed
+// (it bounds UNAVAILABLE failures only).
+func TestRolloutWaitsForABusyReplica(t *testing.T) {
+	busy := &fakeBridge{name: "busy", rollout: func(ctx context.Context, _ int64, req *envbridgev1.RolloutRequest) (*envbridgev1.RolloutResponse, error) {
+		select {
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		case <-time.After(500 * time.Millisecond):
+			return echo(req), nil
+		}
+	}}
+	log := &TestLog{}
+	c := startFakes(t, Config{ChunkSize: 100, AttemptTimeout: 200 * time.Millisecond, ReconnectTimeout: 300 * time.Millisecond, Logger: log.Logger()}, busy)
+	waitAllReady(t, c, busy)
+	rolloutEcho(t, c, 4)
+	if n := busy.calls.Load(); n != 3 {
+		t.Errorf("%d attempts, want 3 (deadlines 200ms, 400ms, 800ms)", n)
+	}
+	for _, d := range []string{"200ms attempt deadline", "400ms attempt deadline"} {
+		if !strings.Contains(log.String(), d) {
+			t.Errorf("no warning for the %s:\n%s", d, log.String())
+		}
+	}
+}
+
 func TestRolloutFailsOverToHealthyReplica(t *testing.T) {
 	bad := &fakeBridge{name: "bad", rollout: func(context.Context, int64, *envbridgev1.RolloutRequest) (*envbridgev1.RolloutResponse, error) {
 		return nil, status.Error(codes.Unavailable, "dying")

@@ -65,10 +65,12 @@ type Config struct {
 	// chunk's steps (14s for 8 Hopper episodes of 1000 steps).
 	AttemptTimeout time.Duration
 	// ReconnectTimeout bounds how long a chunk keeps being re-sent after its
-	// first failed attempt while attempts fail with UNAVAILABLE or time out:
-	// a lone bridge that restarts within it costs the run nothing (default
-	// 2m). Each failed attempt is logged at warn level. Past it, Rollout
-	// fails with an error wrapping ErrBridgeUnavailable.
+	// first failed attempt while attempts fail with UNAVAILABLE: a lone
+	// bridge that restarts within it costs the run nothing (default 2m).
+	// Each failed attempt is logged at warn level. Past it, Rollout fails
+	// with an error wrapping ErrBridgeUnavailable. Attempts that pass their
+	// deadline are bounded by RolloutTimeout instead, each deadline twice
+	// the last, so that an overloaded bridge is waited for, not flooded.
 	ReconnectTimeout time.Duration
 	// ReadyTimeout bounds WaitReady when the context has no earlier
 	// deadline (default 30s).

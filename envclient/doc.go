@@ -23,8 +23,11 @@
 // stopped or hung replica costs seconds, not the 5-minute keepalive; an
 // attempt that fails with UNAVAILABLE or passes that deadline is re-sent with
 // backoff (0.1s doubling to 2s), normally to another replica, and logged at
-// warn level; and a lone bridge that restarts is waited for, up to
-// Config.ReconnectTimeout (then the error wraps ErrBridgeUnavailable). An
+// warn level; an attempt after one that passed its deadline gets twice that
+// deadline (an overloaded bridge answers late, and re-sending on the same
+// deadline would only add to its queue), up to Config.RolloutTimeout; and a
+// lone bridge that restarts is waited for, up to Config.ReconnectTimeout
+// (then the error wraps ErrBridgeUnavailable). An
 // episode carries its seed, so a re-sent chunk gives bit-identical results.
 // Any other status (INVALID_ARGUMENT, NOT_FOUND, RESOURCE_EXHAUSTED, ...)
 // fails the whole Rollout; the status is kept in the wrapped error, so

@@ -211,7 +211,8 @@ func (c *Client) sendChunk(ctx context.Context, k, nChunks int, ch chunk, specs 
 			firstFailure = time.Now()
 		}
 		waited := time.Since(firstFailure)
-		if waited >= c.cfg.ReconnectTimeout {
+		timedOut := status.Code(err) == codes.DeadlineExceeded
+		if !timedOut && waited >= c.cfg.ReconnectTimeout {
 			c.log.Error().Err(err).Int("chunk", k).Int("attempts", attempt).Dur("waited", waited).
 				Msg("rollout chunk: no replica answered; giving up")
 			return nil, fmt.Errorf("%w: rollout chunk %d/%d: no replica answered for %s (%d attempts, ReconnectTimeout %s); last: %w",
@@ -220,8 +221,13 @@ func (c *Client) sendChunk(ctx context.Context, k, nChunks int, ch chunk, specs 
 		delay := min(retryBackoffBase<<min(attempt-1, 8), retryBackoffMax)
 		delay = time.Duration(float64(delay) * (0.8 + 0.4*rand.Float64()))
 		what := "failed"
-		if status.Code(err) == codes.DeadlineExceeded {
+		if timedOut {
 			what = fmt.Sprintf("got no answer within its %s attempt deadline", perAttempt.Round(time.Millisecond))
+			// A replica that answers late is busy more often than hung:
+			// sent again with the same deadline, the chunk would only join
+			// its queue again. The next attempt waits twice as long, and
+			// the chunk's RolloutTimeout bounds them all.
+			perAttempt *= 2
 		}
 		c.log.Warn().Err(err).Int("chunk", k).Int("lo", ch.lo).Int("hi", ch.hi).Int("attempt", attempt).
 			Str("replica", peerAddr(&p)).Str("code", status.Code(err).String()).Dur("waited", waited).
