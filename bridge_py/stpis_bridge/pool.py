@@ -175,6 +175,10 @@ class _Worker:
     cpu_moved: float = 0.0
     # Why the pool killed this worker, if it did.
     killed_for: str = ""
+    # The thread sending it a chunk, if any: its connection is closed only
+    # after that thread is done, or a new worker's pipe could take the
+    # closed descriptor's number and receive the rest of the chunk.
+    sender: threading.Thread | None = None
 
     @property
     def pid(self) -> int:
@@ -460,7 +464,8 @@ class WorkerPool:
                 if isinstance(task, BatchTask):
                     # A chunk can outgrow the pipe's buffer: sent from a thread of
                     # its own, so that a stopped worker cannot block the watchdog.
-                    threading.Thread(target=_send, args=(w.conn, (i, task)), daemon=True).start()
+                    w.sender = threading.Thread(target=_send, args=(w.conn, (i, task)), daemon=True)
+                    w.sender.start()
                 else:
                     _send(w.conn, (i, task))
             by_conn: dict[Any, _Worker] = {w.conn: w for w in workers}
@@ -593,7 +598,7 @@ class WorkerPool:
     def _on_death(self, w: _Worker) -> None:
         w.process.join(1.0)
         how = _describe_exit(w.process.exitcode)
-        w.conn.close()
+        _close_after_send(w)
         w.dead = True
         with self._lock:
             if self._workers[w.index] is not w:
@@ -665,10 +670,24 @@ def _episodes(task: Task) -> int:
     return len(task.episodes) if isinstance(task, BatchTask) else 1
 
 
+def _close_after_send(w: _Worker) -> None:
+    """Close a dead worker's connection once no thread is writing to it."""
+    sender = w.sender
+    if sender is None or not sender.is_alive():
+        w.conn.close()
+        return
+
+    def close() -> None:
+        # The worker is dead, so the write fails at once (EPIPE).
+        sender.join()
+        w.conn.close()
+
+    threading.Thread(target=close, daemon=True).start()
+
+
 def _send(conn: multiprocessing.connection.Connection, msg: tuple[int, Task]) -> None:
     try:
         conn.send(msg)
     except (OSError, ValueError, TypeError):
-        # The worker died (its sentinel fires in the dispatcher), or the
-        # dispatcher closed its connection under a sending thread.
+        # The worker died (its sentinel fires in the dispatcher).
         pass

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 import time
 
 import numpy as np
 
-from stpis_bridge.pool import WorkerPool
+from stpis_bridge.pool import WorkerPool, _close_after_send, _Worker
 from stpis_bridge.rollout import LinearPolicy
 from stpis_bridge.worker import EpisodeTask
 from tests.conftest import random_w
@@ -47,3 +48,30 @@ def test_concurrent_batches_share_one_worker_round_robin():
         assert done["B"] < done["A"]
     finally:
         pool.close()
+
+
+def test_a_dead_workers_connection_closes_only_after_its_sender_is_done():
+    # Closing a pipe under a thread still writing a chunk to it frees the
+    # descriptor's number for the next worker's pipe, which would then get the
+    # rest of the chunk: the close waits for the sender.
+    parent, child = multiprocessing.Pipe(duplex=True)
+    release = threading.Event()
+    sender = threading.Thread(target=release.wait, daemon=True)
+    sender.start()
+    w = _Worker(index=0, process=None, conn=parent, sender=sender)
+    try:
+        _close_after_send(w)
+        time.sleep(0.2)
+        assert not parent.closed
+        release.set()
+        deadline = time.monotonic() + 5
+        while not parent.closed and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert parent.closed
+    finally:
+        release.set()
+        child.close()
+    idle_parent, idle_child = multiprocessing.Pipe(duplex=True)
+    _close_after_send(_Worker(index=1, process=None, conn=idle_parent))
+    assert idle_parent.closed
+    idle_child.close()
