@@ -152,21 +152,15 @@ func ParseSeeds(v string) (Seeds, error) {
 // UnmarshalJSON reads a sharing, or the true/false of run files written
 // when common seeds were a switch.
 func (s *Seeds) UnmarshalJSON(b []byte) error {
-	switch string(b) {
-	case "true":
-		*s = IterationSeeds
-		return nil
-	case "false":
-		*s = OwnSeeds
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("train: common_seeds: %w", err)
-	}
-	if v == "" {
-		*s = OwnSeeds
-		return nil
+	v := string(b)
+	if v != "true" && v != "false" {
+		if err := json.Unmarshal(b, &v); err != nil {
+			return fmt.Errorf("train: common_seeds: %w", err)
+		}
+		if v == "" {
+			*s = OwnSeeds
+			return nil
+		}
 	}
 	parsed, err := ParseSeeds(v)
 	if err != nil {

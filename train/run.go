@@ -155,15 +155,18 @@ type pointValue struct {
 func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen) ([]pointValue, error) {
 	p, k, iter, base := r.cfg.Problem, r.cfg.Problem.K, r.c.Iter, r.c.Episodes
 	specs := make([]envclient.EpisodeSpec, 0, len(points)*k)
+	stream := mix(p.Seed, trainStream)
 	for i, x := range points {
 		w, bias := r.lin.Split(x)
 		for j := 0; j < k; j++ {
-			seed := mix(mix(p.Seed, trainStream), uint64(base+i*k+j))
+			var seed uint64
 			switch p.CommonSeeds {
 			case IterationSeeds:
-				seed = mix(mix(p.Seed, trainStream), uint64(iter)<<20|uint64(j))
+				seed = mix(stream, uint64(iter)<<20|uint64(j))
 			case PairSeeds:
-				seed = mix(mix(mix(p.Seed, trainStream), uint64(iter)<<20|uint64(j)), uint64(i/2))
+				seed = mix(mix(stream, uint64(iter)<<20|uint64(j)), uint64(i/2))
+			default:
+				seed = mix(stream, uint64(base+i*k+j))
 			}
 			specs = append(specs, envclient.EpisodeSpec{
 				EnvID: p.Env, Kwargs: p.Kwargs, Rows: r.lin.Rows, Cols: r.lin.Cols, W: w, Bias: bias,
