@@ -57,6 +57,27 @@ const (
 	Orthogonal Basis = "orthogonal"
 )
 
+// Rank is how the combined step ranks an iteration's directions before it
+// keeps the best Top (stp.Rank).
+type Rank string
+
+// The ranks.
+const (
+	// RankBest ranks a direction by its better point (ARS's rule; also
+	// when empty).
+	RankBest Rank = "best"
+	// RankDifference ranks it by the difference between its two points.
+	RankDifference Rank = "difference"
+)
+
+// or is the rank, RankBest when empty.
+func (r Rank) or() Rank {
+	if r == "" {
+		return RankBest
+	}
+	return r
+}
+
 // Lipschitz selects how a constant is read off the surrogate.
 type Lipschitz string
 
@@ -210,6 +231,9 @@ type STPSettings struct {
 	Top   int     `json:"top,omitempty"`
 	Noise float64 `json:"noise,omitempty"`
 	Rate  float64 `json:"rate,omitempty"`
+	// Rank is how the combined step picks its Top directions (empty:
+	// RankBest).
+	Rank Rank `json:"rank,omitempty"`
 	// Basis is the basis whose columns are the directions: the paper's
 	// Gaussian (the default, also when empty) or Orthogonal.
 	// NormalizeBasis scales the Gaussian basis columns to unit norm (the
@@ -391,6 +415,10 @@ func (c Config) Validate() error {
 		return bad("top", "%d is outside [1, directions = %d] (the combined step)", s.Top, max(s.Directions, 1))
 	case s.Step != Combined && s.Top != 0:
 		return bad("top", "%d needs --step combined", s.Top)
+	case s.Rank != "" && s.Rank != RankBest && s.Rank != RankDifference:
+		return bad("rank", "%q is not one of best, difference", s.Rank)
+	case s.Step != Combined && s.Rank == RankDifference:
+		return bad("rank", "%q needs --step combined", s.Rank)
 	case s.Step == Combined && (!(s.Rate > 0) || math.IsInf(s.Rate, 0)):
 		return bad("rate", "%v must be positive and finite (the combined step)", s.Rate)
 	case s.Step == Combined && (!(s.Noise > 0) || math.IsInf(s.Noise, 0)):
@@ -482,13 +510,19 @@ func (c Config) parts() []part {
 	default:
 		ps = append(ps, part{"Gaussian basis", "gauss"})
 	}
-	// The seed sharing when it is not the preset's for the method.
-	if d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K); err == nil && d.Problem.CommonSeeds != c.Problem.CommonSeeds {
-		label := c.Problem.CommonSeeds.String() + " seeds"
-		if c.Problem.CommonSeeds == OwnSeeds {
-			label = "no common seeds"
+	// The seed sharing and the ranking when they are not the preset's for
+	// the method.
+	if d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K); err == nil {
+		if d.Problem.CommonSeeds != c.Problem.CommonSeeds {
+			label := c.Problem.CommonSeeds.String() + " seeds"
+			if c.Problem.CommonSeeds == OwnSeeds {
+				label = "no common seeds"
+			}
+			ps = append(ps, part{label, "s" + c.Problem.CommonSeeds.String()})
 		}
-		ps = append(ps, part{label, "s" + c.Problem.CommonSeeds.String()})
+		if r := s.Rank.or(); comb && d.STP.Rank.or() != r {
+			ps = append(ps, part{"ranked by " + string(r), "r" + string(r)})
+		}
 	}
 	if c.Preset == PresetPaper {
 		ps = append(ps, part{"paper preset", "paper"})
