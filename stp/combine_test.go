@@ -1,10 +1,8 @@
 package stp
 
 import (
-	"cmp"
 	"errors"
 	"math"
-	"slices"
 	"testing"
 )
 
@@ -250,78 +248,5 @@ func TestOrthogonalBasis(t *testing.T) {
 	}
 	if _, err := NewOrthogonal(0, 1); !errors.Is(err, ErrDimension) {
 		t.Fatalf("n=0: err = %v, want ErrDimension", err)
-	}
-}
-
-// TestCombineRank checks which directions each Rank keeps, on a quadratic
-// whose curvature lifts both points of a direction by α²·b·Db/2 (which the
-// better value sees and the difference cancels): the step is the formula's
-// over the Top directions with the largest max(f+, f−) (RankBest) or
-// |f+ − f−| (RankDifference), the two steps differ here, and a Rank
-// without Top or out of range is refused.
-func TestCombineRank(t *testing.T) {
-	n := 6
-	c := []float64{3, -1, 0.5, 2, -4, 1}
-	d := []float64{0, 0, 0, 300, 0, 0}
-	f := func(x []float64) float64 {
-		var s float64
-		for i := range x {
-			s += c[i]*x[i] + d[i]*x[i]*x[i]/2
-		}
-		return s
-	}
-	const m, top = 6, 2
-	steps := map[Rank][]float64{}
-	for _, rank := range []Rank{RankBest, RankDifference} {
-		s, err := NewStepper(make([]float64, n), Settings{Goal: Maximize, Rule: Fixed, Epsilon: 0.6, Directions: m, Top: top, Rate: 0.1, Rank: rank, Seed: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := tell(t, s, f)
-		plus, minus := make([]float64, m), make([]float64, m)
-		for k, r := range b.Roles {
-			if r == Plus {
-				plus[b.Dir[k]] = f(b.Points[k])
-			} else {
-				minus[b.Dir[k]] = f(b.Points[k])
-			}
-		}
-		score := func(j int) float64 { return math.Max(plus[j], minus[j]) }
-		if rank == RankDifference {
-			score = func(j int) float64 { return math.Abs(plus[j] - minus[j]) }
-		}
-		order := []int{0, 1, 2, 3, 4, 5}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
-		var sum, sq float64
-		for _, j := range order[:top] {
-			sum += plus[j] + minus[j]
-			sq += plus[j]*plus[j] + minus[j]*minus[j]
-		}
-		mean := sum / (2 * top)
-		sigma := math.Sqrt(sq/(2*top) - mean*mean)
-		want := make([]float64, n)
-		col := make([]float64, n)
-		for _, j := range order[:top] {
-			Canonical(n).Column(b.Indices[j], col)
-			w := 0.1 * (plus[j] - minus[j]) / (sigma * top)
-			for i := range want {
-				want[i] += w * col[i]
-			}
-		}
-		if !near(s.X(), want, 1e-12) {
-			t.Fatalf("%v: x = %v, want %v", rank, s.X(), want)
-		}
-		steps[rank] = want
-	}
-	if near(steps[RankBest], steps[RankDifference], 1e-9) {
-		t.Fatalf("both ranks took the same step %v; the test's f does not tell them apart", steps[RankBest])
-	}
-	for _, set := range []Settings{
-		{Directions: 2, Rank: RankDifference},
-		{Directions: 2, Top: 1, Rate: 1, Rank: Rank(7)},
-	} {
-		if _, err := NewStepper(make([]float64, 3), set); !errors.Is(err, ErrSettings) {
-			t.Errorf("%+v: err = %v, want ErrSettings", set, err)
-		}
 	}
 }

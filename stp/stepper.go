@@ -20,31 +20,6 @@ const (
 	Maximize
 )
 
-// Rank is how the combined step (Settings.Top) ranks the directions of
-// an iteration before it keeps the best Top.
-type Rank int
-
-const (
-	// RankBest ranks a direction by its better point, max(f(x+), f(x−))
-	// (min when minimizing): ARS's rule.
-	RankBest Rank = iota
-	// RankDifference ranks a direction by |f(x+) − f(x−)|, how much f
-	// changes along it. Where the two points of a pair share their noise
-	// (the same episode seeds) and different pairs do not, the better
-	// value carries the pair's noise level, which the difference cancels.
-	RankDifference
-)
-
-func (r Rank) String() string {
-	switch r {
-	case RankBest:
-		return "best"
-	case RankDifference:
-		return "difference"
-	}
-	return fmt.Sprintf("Rank(%d)", int(r))
-}
-
 // Role is what a point of a [Batch] is.
 type Role int
 
@@ -147,7 +122,7 @@ type Settings struct {
 	// Top, when > 0, replaces the three-point choice by a step along a
 	// combination of the iteration's M directions, so that one iteration
 	// learns from all 2M values rather than from the best one alone: the
-	// Top directions whose better point is best (or as Rank says) are kept, and
+	// Top directions whose better point is best are kept, and
 	//
 	//	g = Σ_j (f(x+α_j b_j) − f(x−α_j b_j)) / (σ Top) · b_j,
 	//
@@ -166,10 +141,6 @@ type Settings struct {
 	// Rate is the step length η of the Top combination. Required (> 0)
 	// when Top > 0.
 	Rate float64
-	// Rank is how the Top combination picks its directions: by the better
-	// point's value (RankBest, the default, ARS's rule) or by the
-	// difference between the two points (RankDifference). Only with Top > 0.
-	Rank Rank
 
 	// Remeasure re-measures f(x_k) every iteration (a Center point in each
 	// iteration's batch). With a noisy f this makes the three-point
@@ -410,12 +381,6 @@ func checkSettings(set *Settings) error {
 	}
 	if set.Top < 0 || set.Top > max(set.Directions, 1) {
 		return fmt.Errorf("%w: Top = %d, want in [0, Directions = %d]", ErrSettings, set.Top, max(set.Directions, 1))
-	}
-	if set.Rank != RankBest && set.Rank != RankDifference {
-		return fmt.Errorf("%w: Rank = %d, want RankBest or RankDifference", ErrSettings, set.Rank)
-	}
-	if set.Rank != RankBest && set.Top == 0 {
-		return fmt.Errorf("%w: Rank = %v needs Top > 0 (the combined step)", ErrSettings, set.Rank)
 	}
 	if !(set.Margin >= 0) || math.IsInf(set.Margin, 0) {
 		return fmt.Errorf("%w: Margin = %v, want finite and ≥ 0", ErrSettings, set.Margin)
@@ -854,9 +819,6 @@ func (s *Stepper) combine(values []float64) Outcome {
 		}
 	}
 	score := func(j int) float64 { return math.Max(sg*plus[j], sg*minus[j]) }
-	if s.set.Rank == RankDifference {
-		score = func(j int) float64 { return math.Abs(plus[j] - minus[j]) }
-	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
 	top := order[:min(s.set.Top, len(order))]
 	var sum, sumSq float64

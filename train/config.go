@@ -57,27 +57,6 @@ const (
 	Orthogonal Basis = "orthogonal"
 )
 
-// Rank is how the combined step ranks an iteration's directions before it
-// keeps the best Top (stp.Rank).
-type Rank string
-
-// The ranks.
-const (
-	// RankBest ranks a direction by its better point (ARS's rule; also
-	// when empty).
-	RankBest Rank = "best"
-	// RankDifference ranks it by the difference between its two points.
-	RankDifference Rank = "difference"
-)
-
-// or is the rank, RankBest when empty.
-func (r Rank) or() Rank {
-	if r == "" {
-		return RankBest
-	}
-	return r
-}
-
 // Lipschitz selects how a constant is read off the surrogate.
 type Lipschitz string
 
@@ -231,9 +210,6 @@ type STPSettings struct {
 	Top   int     `json:"top,omitempty"`
 	Noise float64 `json:"noise,omitempty"`
 	Rate  float64 `json:"rate,omitempty"`
-	// Rank is how the combined step picks its Top directions (empty:
-	// RankBest).
-	Rank Rank `json:"rank,omitempty"`
 	// Margin makes the three-point choice noise-aware (stp.Settings.Margin:
 	// a point replaces x_k only when it beats it by Margin times the
 	// measured spread of two measurements of x_k); 0: off. Not with the
@@ -420,10 +396,6 @@ func (c Config) Validate() error {
 		return bad("top", "%d is outside [1, directions = %d] (the combined step)", s.Top, max(s.Directions, 1))
 	case s.Step != Combined && s.Top != 0:
 		return bad("top", "%d needs --step combined", s.Top)
-	case s.Rank != "" && s.Rank != RankBest && s.Rank != RankDifference:
-		return bad("rank", "%q is not one of best, difference", s.Rank)
-	case s.Step != Combined && s.Rank == RankDifference:
-		return bad("rank", "%q needs --step combined", s.Rank)
 	case !(s.Margin >= 0 && s.Margin <= 100):
 		return bad("margin", "%v is outside [0, 100] (measured spreads)", s.Margin)
 	case s.Step == Combined && s.Margin != 0:
@@ -522,19 +494,13 @@ func (c Config) parts() []part {
 	default:
 		ps = append(ps, part{"Gaussian basis", "gauss"})
 	}
-	// The seed sharing and the ranking when they are not the preset's for
-	// the method.
-	if d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K); err == nil {
-		if d.Problem.CommonSeeds != c.Problem.CommonSeeds {
-			label := c.Problem.CommonSeeds.String() + " seeds"
-			if c.Problem.CommonSeeds == OwnSeeds {
-				label = "no common seeds"
-			}
-			ps = append(ps, part{label, "s" + c.Problem.CommonSeeds.String()})
+	// The seed sharing when it is not the preset's for the method.
+	if d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K); err == nil && d.Problem.CommonSeeds != c.Problem.CommonSeeds {
+		label := c.Problem.CommonSeeds.String() + " seeds"
+		if c.Problem.CommonSeeds == OwnSeeds {
+			label = "no common seeds"
 		}
-		if r := s.Rank.or(); comb && d.STP.Rank.or() != r {
-			ps = append(ps, part{"ranked by " + string(r), "r" + string(r)})
-		}
+		ps = append(ps, part{label, "s" + c.Problem.CommonSeeds.String()})
 	}
 	if c.Preset == PresetPaper {
 		ps = append(ps, part{"paper preset", "paper"})

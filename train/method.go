@@ -119,9 +119,6 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 		// α = ε/(n v_i) = Noise·√n/v_i (stp never measures x_k with Top,
 		// whatever Remeasure says).
 		set.Rule, set.Epsilon = stp.Fixed, s.Noise*float64(n)*math.Sqrt(float64(n))
-		if s.Rank == RankDifference {
-			set.Rank = stp.RankDifference
-		}
 	}
 	if cfg.Method == STPIS {
 		// Theorem 1 pairs the decaying step with IS-sqrt, Theorems 2-4 the

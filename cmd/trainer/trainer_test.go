@@ -348,8 +348,6 @@ func TestKFlagAndRunDir(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--method", "ars", "--common-seeds"}, 1, "ars-siteration", "ARS V2-t, iteration seeds"},
 		{[]string{"--env", "Hopper-v1", "--common-seeds=pair"}, 1, "stp-combined-spair", "STP combined, pair seeds"},
 		{[]string{"--env", "Hopper-v1", "--common-seeds=iteration"}, 1, "stp-combined", "STP combined"},
-		{[]string{"--env", "Hopper-v1", "--rank", "difference", "--common-seeds=pair"}, 1, "stp-combined-spair-rdifference", "STP combined, pair seeds, ranked by difference"},
-		{[]string{"--env", "Hopper-v1", "--rank", "best"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Swimmer-v1", "--margin", "2"}, 1, "stp_is-adaptive-k1-m8-z2", "STP_IS adaptive, K=1, m=8, margin 2"},
 		{[]string{"--env", "Hopper-v1", "--common-seeds=false"}, 1, "stp-combined-snone", "STP combined, no common seeds"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--obs-norm", "none"}, 1, "ars-v1", "ARS V1-t"},
