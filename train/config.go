@@ -433,7 +433,7 @@ func (c Config) OffPaperK() bool {
 // Label is the method's display name, as in the paper's Table 2 ("STP_IS
 // adaptive", "ARS V2-t"), then what sets the run apart
 // from the paper's method, after a comma: ", K=1", ", m=4", ", top 2",
-// ", orthogonal basis", ", pair seeds", ", paper preset". The name before the first comma is the paper's column
+// ", orthogonal basis", ", pair seeds", ", shift 0.5", ", paper preset". The name before the first comma is the paper's column
 // it compares with.
 func (c Config) Label() string {
 	name, _ := c.base()
@@ -446,7 +446,7 @@ func (c Config) Label() string {
 // Variant names the run's directory: the method and its step rule
 // ("stp-combined", "stp_is-adaptive", "ars", "ars-v1" on raw
 // observations), then what sets it apart, as Label ("-k1", "-m4", "-t2",
-// "-orth", "-spair", "-paper"), so that different runs never share a directory.
+// "-orth", "-spair", "-shift0.5", "-paper"), so that different runs never share a directory.
 func (c Config) Variant() string {
 	_, v := c.base()
 	for _, p := range c.parts() {
@@ -494,13 +494,19 @@ func (c Config) parts() []part {
 	default:
 		ps = append(ps, part{"Gaussian basis", "gauss"})
 	}
-	// The seed sharing when it is not the preset's for the method.
-	if d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K); err == nil && d.Problem.CommonSeeds != c.Problem.CommonSeeds {
-		label := c.Problem.CommonSeeds.String() + " seeds"
-		if c.Problem.CommonSeeds == OwnSeeds {
-			label = "no common seeds"
+	// The seed sharing and the shift when they are not the preset's for
+	// the method.
+	if d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K); err == nil {
+		if d.Problem.CommonSeeds != c.Problem.CommonSeeds {
+			label := c.Problem.CommonSeeds.String() + " seeds"
+			if c.Problem.CommonSeeds == OwnSeeds {
+				label = "no common seeds"
+			}
+			ps = append(ps, part{label, "s" + c.Problem.CommonSeeds.String()})
 		}
-		ps = append(ps, part{label, "s" + c.Problem.CommonSeeds.String()})
+		if d.Problem.Shift != c.Problem.Shift {
+			ps = append(ps, part{fmt.Sprintf("shift %g", c.Problem.Shift), fmt.Sprintf("shift%g", c.Problem.Shift)})
+		}
 	}
 	if c.Preset == PresetPaper {
 		ps = append(ps, part{"paper preset", "paper"})
