@@ -3,6 +3,7 @@ package stp
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -184,6 +185,49 @@ func TestMomentumBadSettings(t *testing.T) {
 	for _, beta := range []float64{1, -0.1, math.NaN()} {
 		if _, err := NewStepper([]float64{0, 0}, Settings{Momentum: beta}); !errors.Is(err, ErrSettings) {
 			t.Errorf("Momentum %v: %v, want ErrSettings", beta, err)
+		}
+	}
+}
+
+// TestSMTPOptimalStepsMatchSTP: the rules whose step STP's analysis sets
+// (finite difference, and the two f* rules) give SMTP γ = (1−β)α, so from
+// x0 (velocity 0, where z± = x0 ± γ/(1−β) s) SMTP compares exactly the
+// points STP compares.
+func TestSMTPOptimalStepsMatchSTP(t *testing.T) {
+	q := newQuad(6, 10)
+	for _, rule := range []StepRule{FiniteDifference, ConvexFStar, StronglyConvexFStar} {
+		first := func(beta float64) Batch {
+			s, err := NewStepper(make([]float64, 6), Settings{Momentum: beta, Rule: rule, Alpha0: 0.5, Mu: 1, T: 1e-3, Seed: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				b, err := s.Propose()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if slices.Contains(b.Roles, Plus) {
+					return b
+				}
+				vals := make([]float64, len(b.Points))
+				for j, p := range b.Points {
+					vals[j] = q.f(p)
+				}
+				if _, err := s.Tell(vals); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		stp, smtp := first(0), first(0.6)
+		for k, r := range stp.Roles {
+			if r == Plus || r == Minus {
+				if !near(smtp.Points[k], stp.Points[k], 1e-12) {
+					t.Fatalf("%v: SMTP's point %v, STP's %v", rule, smtp.Points[k], stp.Points[k])
+				}
+			}
+		}
+		if want := stp.Alpha * 0.4; math.Abs(smtp.Alpha-want) > 1e-12*want {
+			t.Fatalf("%v: SMTP's γ %v, want (1−β)·α = %v", rule, smtp.Alpha, want)
 		}
 	}
 }

@@ -102,13 +102,15 @@ type Settings struct {
 	// STP_IS. With β > 0 and Uniform sampling this is SMTP (Algorithm 1 of
 	// that paper); with ISSqrt, ISL or Custom sampling of the basis
 	// directions it is SMTP_IS. See [Stepper] for the iteration. Only the
-	// paper's abstract could be consulted when this was written: the
-	// update follows Algorithm 1 as recalled (v± = βv ± s, x± = x − γ v±,
-	// z± = x± − γβ/(1−β) v±, compare f at z, z+, z−, keep x and v of the
-	// winner), SMTP_IS is that update on basis directions drawn with
-	// probabilities p_i and steps ∝ 1/v_i, and the (1−β) factor of the
-	// finite-difference step is from memory of the paper's convex-case
-	// theorems; check them against the paper's text.
+	// paper's abstract could be consulted when this was written (no stored
+	// copy of its text was found): the update follows Algorithm 1 as
+	// recalled (v± = βv ± s, x± = x − γ v±, z± = x± − γβ/(1−β) v±, compare
+	// f at z, z+, z−, keep x and v of the winner), which three public
+	// re-implementations share; SMTP_IS is that update on basis directions
+	// drawn with probabilities p_i and steps ∝ 1/v_i. The steps that STP's
+	// analysis sets (FiniteDifference and the f* rules) are scaled by (1−β)
+	// so that the compared points are STP's from a standing start; check
+	// these against the paper's text.
 	Momentum float64
 	// Directions is M, the number of directions of one iteration: the
 	// iteration draws M indices i.i.d. from p (a repeated index is evaluated
@@ -588,17 +590,25 @@ func (s *Stepper) stepSize(j int, probe float64) float64 {
 		}
 		return eps / (float64(s.n) * vi)
 	case FiniteDifference:
-		a := math.Abs(probe-s.f) / (s.t() * vi)
-		if s.hx != nil {
-			a *= 1 - s.set.Momentum
-		}
-		return a
+		return s.damp(math.Abs(probe-s.f) / (s.t() * vi))
 	case ConvexFStar:
-		return a0 * math.Abs(s.f-s.set.FStar) / vi
+		return s.damp(a0 * math.Abs(s.f-s.set.FStar) / vi)
 	case StronglyConvexFStar:
-		return a0 / vi * math.Sqrt(2*s.set.Mu*math.Abs(s.f-s.set.FStar))
+		return s.damp(a0 / vi * math.Sqrt(2*s.set.Mu*math.Abs(s.f-s.set.FStar)))
 	}
 	panic("stp: unreachable")
+}
+
+// damp scales a step that STP's analysis sets for the compared points by
+// (1−β) under SMTP's momentum: SMTP's points move by γ/(1−β) along s from
+// a standing start, so γ = (1−β)α compares the points STP would. The
+// Decaying and Fixed rules are left as they are: their α0 and ε are the
+// user's, and a constant γ moves SMTP's points by γ/(1−β).
+func (s *Stepper) damp(a float64) float64 {
+	if s.hx != nil {
+		return a * (1 - s.set.Momentum)
+	}
+	return a
 }
 
 func (s *Stepper) t() float64 {
