@@ -5,7 +5,6 @@ import (
 	"encoding"
 	"encoding/gob"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 )
@@ -44,12 +43,6 @@ type State struct {
 	P, V []float64
 	// RNG is the random source's MarshalBinary output.
 	RNG []byte
-	// Settings.Margin's noise estimate (zero in states written before it
-	// existed).
-	NoiseSq    float64
-	NoiseN     int
-	LastCenter float64
-	HasLast    bool
 }
 
 // State returns the stepper's state. It fails between Propose and the Tell
@@ -86,10 +79,6 @@ func (s *Stepper) State() (State, error) {
 		P:          append([]float64(nil), s.p...),
 		V:          append([]float64(nil), s.v...),
 		RNG:        rng,
-		NoiseSq:    s.noiseSq,
-		NoiseN:     s.noiseN,
-		LastCenter: s.lastCenter,
-		HasLast:    s.hasLast,
 	}, nil
 }
 
@@ -108,8 +97,6 @@ func (s *Stepper) SetState(st State) error {
 		st.Momentum != s.set.Momentum || max(st.Directions, 1) != s.m || st.Top != s.set.Top:
 		return fmt.Errorf("%w: goal/rule/mixing/momentum/directions/top %v/%v/%v/%v/%v/%v, stepper has %v/%v/%v/%v/%v/%v", ErrState,
 			st.Goal, st.Rule, st.Mixing, st.Momentum, max(st.Directions, 1), st.Top, s.set.Goal, s.set.Rule, s.set.Mixing, s.set.Momentum, s.m, s.set.Top)
-	case st.NoiseN < 0 || !(st.NoiseSq >= 0) || math.IsInf(st.NoiseSq, 0):
-		return fmt.Errorf("%w: noise estimate %v from %d differences, want finite, ≥ 0 and a count ≥ 0", ErrState, st.NoiseSq, st.NoiseN)
 	case (s.hx != nil) != (len(st.Anchor) == s.n) || (s.vel != nil) != (len(st.Velocity) == s.n):
 		return fmt.Errorf("%w: momentum state of lengths %d, %d, want %d each with momentum (velocity only with Top), none without", ErrState, len(st.Anchor), len(st.Velocity), s.n)
 	}
@@ -135,7 +122,6 @@ func (s *Stepper) SetState(st State) error {
 	}
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points
-	s.noiseSq, s.noiseN, s.lastCenter, s.hasLast = st.NoiseSq, st.NoiseN, st.LastCenter, st.HasLast
 	s.p = append([]float64(nil), st.P...)
 	s.v = append([]float64(nil), st.V...)
 	s.table = newAlias(s.p)

@@ -153,16 +153,6 @@ type Settings struct {
 	// lucky high-noise value can freeze progress for many iterations.
 	// On a deterministic f re-measuring only wastes evaluations.
 	Remeasure bool
-	// Margin, when > 0, makes the three-point choice noise-aware: a point
-	// replaces x_k only when its value beats the fresh f(x_k) by more than
-	// Margin·σ_d, where σ_d² is the mean square difference between two
-	// consecutive measurements of an x_k that did not move in between
-	// (an exponential average, weight noiseWeight per new difference). So
-	// the margin is the measured spread of the very difference the choice
-	// compares, and it vanishes where f is deterministic. Until
-	// noiseMin differences are measured the choice is the plain one.
-	// Needs Remeasure and the three-point choice (Top 0).
-	Margin float64
 	// F0, if non-nil, is the known f(x0); the first batch then does not
 	// measure x0.
 	F0 *float64
@@ -266,14 +256,6 @@ type Stepper struct {
 
 	iter   int
 	points int64
-
-	// Margin's noise estimate: the average square difference between two
-	// measurements of the same x_k (noiseSq, from noiseN differences), and
-	// the last centre measurement of x_k while it has not moved since.
-	noiseSq    float64
-	noiseN     int
-	lastCenter float64
-	hasLast    bool
 
 	p, v  []float64
 	table alias
@@ -383,12 +365,6 @@ func checkSettings(set *Settings) error {
 	}
 	if set.Top < 0 || set.Top > max(set.Directions, 1) {
 		return fmt.Errorf("%w: Top = %d, want in [0, Directions = %d]", ErrSettings, set.Top, max(set.Directions, 1))
-	}
-	if !(set.Margin >= 0) || math.IsInf(set.Margin, 0) {
-		return fmt.Errorf("%w: Margin = %v, want finite and ≥ 0", ErrSettings, set.Margin)
-	}
-	if set.Margin > 0 && (!set.Remeasure || set.Top > 0) {
-		return fmt.Errorf("%w: Margin > 0 needs Remeasure and Top = 0 (it compares re-measurements of x_k)", ErrSettings)
 	}
 	if set.Top > 0 {
 		switch {
@@ -683,18 +659,6 @@ func (s *Stepper) measured(f float64) {
 	if !s.fKnown || s.valid(f) {
 		s.f = f
 	}
-	if s.set.Margin > 0 && s.valid(f) {
-		if s.hasLast {
-			d := f - s.lastCenter
-			if s.noiseN == 0 {
-				s.noiseSq = d * d
-			} else {
-				s.noiseSq += noiseWeight * (d*d - s.noiseSq)
-			}
-			s.noiseN++
-		}
-		s.lastCenter, s.hasLast = f, true
-	}
 	s.fKnown = true
 	s.centerThisIt = true
 }
@@ -751,42 +715,13 @@ func (s *Stepper) Tell(values []float64) (Outcome, error) {
 			acc, best, won = r, values[k], k
 		}
 	}
-	if m := s.margin(); acc != Center && m > 0 && s.valid(s.f) && !s.better(best, s.f+s.sign()*m) {
-		acc, best, won = Center, s.f, center
-	}
 	return s.complete(acc, won, best), nil
 }
-
-// margin is Settings.Margin·σ_d once noiseMin differences are measured,
-// else 0.
-func (s *Stepper) margin() float64 {
-	if s.set.Margin == 0 || s.noiseN < noiseMin {
-		return 0
-	}
-	return s.set.Margin * math.Sqrt(s.noiseSq)
-}
-
-// sign is +1 when maximizing, −1 when minimizing: the direction a better
-// value lies in.
-func (s *Stepper) sign() float64 {
-	if s.set.Goal == Minimize {
-		return -1
-	}
-	return 1
-}
-
-// Settings.Margin's noise estimate: the weight of a new square difference
-// in the average, and the differences needed before the margin applies.
-const (
-	noiseWeight = 0.1
-	noiseMin    = 3
-)
 
 // complete ends the iteration with the point k of the batch (role acc) as
 // x_k, whose value is f.
 func (s *Stepper) complete(acc Role, k int, f float64) Outcome {
 	if acc != Center {
-		s.hasLast = false
 		sg := 1.0
 		if acc == Minus {
 			sg = -1
@@ -820,7 +755,10 @@ func (s *Stepper) combine(values []float64) Outcome {
 			minus[s.dirOf[k]] = values[k]
 		}
 	}
-	sg := s.sign()
+	sg := 1.0
+	if s.set.Goal == Minimize {
+		sg = -1
+	}
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	var order []int
 	for j := range plus {

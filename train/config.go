@@ -210,11 +210,6 @@ type STPSettings struct {
 	Top   int     `json:"top,omitempty"`
 	Noise float64 `json:"noise,omitempty"`
 	Rate  float64 `json:"rate,omitempty"`
-	// Margin makes the three-point choice noise-aware (stp.Settings.Margin:
-	// a point replaces x_k only when it beats it by Margin times the
-	// measured spread of two measurements of x_k); 0: off. Not with the
-	// combined step, which compares no points with x_k.
-	Margin float64 `json:"margin,omitempty"`
 	// Basis is the basis whose columns are the directions: the paper's
 	// Gaussian (the default, also when empty) or Orthogonal.
 	// NormalizeBasis scales the Gaussian basis columns to unit norm (the
@@ -396,10 +391,6 @@ func (c Config) Validate() error {
 		return bad("top", "%d is outside [1, directions = %d] (the combined step)", s.Top, max(s.Directions, 1))
 	case s.Step != Combined && s.Top != 0:
 		return bad("top", "%d needs --step combined", s.Top)
-	case !(s.Margin >= 0 && s.Margin <= 100):
-		return bad("margin", "%v is outside [0, 100] (measured spreads)", s.Margin)
-	case s.Step == Combined && s.Margin != 0:
-		return bad("margin", "%v needs --step adaptive or fixed (the combined step compares no point with x_k)", s.Margin)
 	case s.Step == Combined && (!(s.Rate > 0) || math.IsInf(s.Rate, 0)):
 		return bad("rate", "%v must be positive and finite (the combined step)", s.Rate)
 	case s.Step == Combined && (!(s.Noise > 0) || math.IsInf(s.Noise, 0)):
@@ -479,9 +470,6 @@ func (c Config) parts() []part {
 	comb := c.Method != ARS && s.Step == Combined
 	if c.Method != ARS && s.Directions > 1 && (!comb || s.Directions != CombinedDirections) {
 		ps = append(ps, part{fmt.Sprintf("m=%d", s.Directions), fmt.Sprintf("m%d", s.Directions)})
-	}
-	if s.Margin != 0 {
-		ps = append(ps, part{fmt.Sprintf("margin %g", s.Margin), fmt.Sprintf("z%g", s.Margin)})
 	}
 	if comb && s.Top != CombinedTop {
 		ps = append(ps, part{fmt.Sprintf("top %d", s.Top), fmt.Sprintf("t%d", s.Top)})

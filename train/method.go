@@ -102,7 +102,6 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 		Alpha0:     s.Alpha0,
 		Epsilon:    s.Epsilon,
 		Remeasure:  true,
-		Margin:     s.Margin,
 		Top:        s.Top,
 		Rate:       s.Rate * math.Sqrt(float64(n)),
 		Mixing:     s.Mixing,

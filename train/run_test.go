@@ -260,8 +260,6 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		{func(c *Config) { c.STP.Lipschitz = "x" }, "lipschitz"},
 		{func(c *Config) { c.Problem.ObsNorm = "ars" }, "obs-norm"},
 		{func(c *Config) { c.Problem.CommonSeeds = "all" }, "common-seeds"},
-		{func(c *Config) { c.STP.Margin = -1 }, "margin"},
-		{func(c *Config) { c.STP.Margin = math.NaN() }, "margin"},
 		{func(c *Config) { c.Problem.Shift = math.Inf(1) }, "shift"},
 		{func(c *Config) { c.Preset = "fast" }, "preset"},
 		{func(c *Config) { c.Limits.EvalEvery = 0 }, "eval-every"},
@@ -395,7 +393,6 @@ func TestDirectionsCombined(t *testing.T) {
 		{"top", func(c *Config) {
 			c.STP.Directions, c.STP.Top, c.STP.Step, c.STP.Rate, c.STP.Noise = 4, 2, Combined, 0.04, 0.02
 		}, 8, true},
-		{"m=3, margin 1", func(c *Config) { c.STP.Directions, c.STP.Margin = 3, 1 }, 7, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig(STPIS)

@@ -31,7 +31,7 @@ type trainFlags struct {
 	obsNorm, lipschitz, basis string
 	alpha0, eps, mix          float64
 	directions, top           int
-	rate, noise, margin       float64
+	rate, noise               float64
 	commonSeeds               seedsFlag
 	width, surrogateSteps     int
 	out                       string
@@ -71,7 +71,6 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.IntVar(&f.top, "top", 0, "with --step combined: the number of the iteration's directions combined into its step (preset: 4)")
 	fs.Float64Var(&f.noise, "noise", 0, "with --step combined: the points are x_k ± ν√n b_i/v_i, ARS's ν for unit directions (preset: ARS's for the task)")
 	fs.Float64Var(&f.rate, "rate", 0, "with --step combined: the step is α√n times the combination, ARS's α for unit directions (preset: ARS's for the task)")
-	fs.Float64Var(&f.margin, "margin", 0, "with --step adaptive or fixed: a point replaces x_k only when it beats x_k's fresh value by this many measured spreads of two measurements of x_k (0: off)")
 	fs.Var(&f.commonSeeds, "common-seeds", "which training episodes share their K seeds: none, iteration (all points of an iteration; the flag alone) or pair (the two points x ± σb of each direction) (preset)")
 	fs.IntVar(&f.width, "width", 0, "surrogate hidden width (preset: the paper's by policy size)")
 	fs.IntVar(&f.surrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (preset: 10; paper 1)")
@@ -138,7 +137,6 @@ func (f *trainFlags) config() (train.Config, error) {
 		"top":             func() { s.Top = f.top },
 		"rate":            func() { s.Rate = f.rate },
 		"noise":           func() { s.Noise = f.noise },
-		"margin":          func() { s.Margin = f.margin },
 	} {
 		if f.set[name] {
 			apply()

@@ -351,7 +351,6 @@ func TestKFlagAndRunDir(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--shift", "0.5", "--common-seeds=pair"}, 1, "stp-combined-spair-shift0.5", "STP combined, pair seeds, shift 0.5"},
 		{[]string{"--env", "Hopper-v1", "--shift", "1"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Hopper-v1", "--method", "ars", "--shift", "0"}, 1, "ars-shift0", "ARS V2-t, shift 0"},
-		{[]string{"--env", "Swimmer-v1", "--margin", "2"}, 1, "stp_is-adaptive-k1-m8-z2", "STP_IS adaptive, K=1, m=8, margin 2"},
 		{[]string{"--env", "Hopper-v1", "--common-seeds=false"}, 1, "stp-combined-snone", "STP combined, no common seeds"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--obs-norm", "none"}, 1, "ars-v1", "ARS V1-t"},
 		{[]string{"--env", "Swimmer-v1", "--k", "auto"}, 1, "stp_is-adaptive-k1-m8", "STP_IS adaptive, K=1, m=8"},
