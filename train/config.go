@@ -424,8 +424,8 @@ func (c Config) OffPaperK() bool {
 // Label is the method's display name, as in the paper's Table 2 ("STP_IS
 // adaptive", "ARS V2-t"), then what sets the run apart
 // from the paper's method, after a comma: ", K=1", ", m=4", ", top 2",
-// ", orthogonal basis", ", pair seeds", ", shift 0.5", ", paper preset". The name before the first comma is the paper's column
-// it compares with.
+// ", orthogonal basis", ", pair seeds", ", shift 0.5", ", paper preset".
+// The name before the first comma is the paper's column it compares with.
 func (c Config) Label() string {
 	name, _ := c.base()
 	for _, p := range c.parts() {
@@ -437,7 +437,8 @@ func (c Config) Label() string {
 // Variant names the run's directory: the method and its step rule
 // ("stp-combined", "stp_is-adaptive", "ars", "ars-v1" on raw
 // observations), then what sets it apart, as Label ("-k1", "-m4", "-t2",
-// "-orth", "-spair", "-shift0.5", "-paper"), so that different runs never share a directory.
+// "-orth", "-spair", "-shift0.5", "-paper"), so that different runs never
+// share a directory.
 func (c Config) Variant() string {
 	_, v := c.base()
 	for _, p := range c.parts() {
