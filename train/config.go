@@ -424,7 +424,8 @@ func (c Config) OffPaperK() bool {
 // Label is the method's display name, as in the paper's Table 2 ("STP_IS
 // adaptive", "ARS V2-t"), then what sets the run apart
 // from the paper's method, after a comma: ", K=1", ", m=4", ", top 2",
-// ", orthogonal basis", ", pair seeds", ", shift 0.5", ", paper preset".
+// ", orthogonal basis", ", pair seeds", ", shift 0.5", ", rate 0.02",
+// ", paper preset".
 // The name before the first comma is the paper's column it compares with.
 func (c Config) Label() string {
 	name, _ := c.base()
@@ -437,8 +438,8 @@ func (c Config) Label() string {
 // Variant names the run's directory: the method and its step rule
 // ("stp-combined", "stp_is-adaptive", "ars", "ars-v1" on raw
 // observations), then what sets it apart, as Label ("-k1", "-m4", "-t2",
-// "-orth", "-spair", "-shift0.5", "-paper"), so that different runs never
-// share a directory.
+// "-orth", "-spair", "-shift0.5", "-n0.05", "-r0.02", "-paper"), so that
+// different runs never share a directory.
 func (c Config) Variant() string {
 	_, v := c.base()
 	for _, p := range c.parts() {
@@ -483,8 +484,8 @@ func (c Config) parts() []part {
 	default:
 		ps = append(ps, part{"Gaussian basis", "gauss"})
 	}
-	// The seed sharing and the shift when they are not the preset's for
-	// the method.
+	// The seed sharing, the shift and the combined step's noise and rate
+	// when they are not the preset's for the method.
 	if d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K); err == nil {
 		if d.Problem.CommonSeeds != c.Problem.CommonSeeds {
 			label := c.Problem.CommonSeeds.String() + " seeds"
@@ -495,6 +496,12 @@ func (c Config) parts() []part {
 		}
 		if d.Problem.Shift != c.Problem.Shift {
 			ps = append(ps, part{fmt.Sprintf("shift %g", c.Problem.Shift), fmt.Sprintf("shift%g", c.Problem.Shift)})
+		}
+		if comb && d.STP.Noise != s.Noise {
+			ps = append(ps, part{fmt.Sprintf("noise %g", s.Noise), fmt.Sprintf("n%g", s.Noise)})
+		}
+		if comb && d.STP.Rate != s.Rate {
+			ps = append(ps, part{fmt.Sprintf("rate %g", s.Rate), fmt.Sprintf("r%g", s.Rate)})
 		}
 	}
 	if c.Preset == PresetPaper {

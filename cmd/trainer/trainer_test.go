@@ -350,6 +350,8 @@ func TestKFlagAndRunDir(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--common-seeds=iteration"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Hopper-v1", "--shift", "0.5", "--common-seeds=pair"}, 1, "stp-combined-spair-shift0.5", "STP combined, pair seeds, shift 0.5"},
 		{[]string{"--env", "Hopper-v1", "--shift", "1"}, 1, "stp-combined", "STP combined"},
+		{[]string{"--env", "Hopper-v1", "--directions", "16", "--top", "8", "--rate", "0.02", "--noise", "0.05"}, 1, "stp-combined-m16-t8-n0.05-r0.02", "STP combined, m=16, top 8, noise 0.05, rate 0.02"},
+		{[]string{"--env", "Hopper-v1", "--rate", "0.01", "--noise", "0.025"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Hopper-v1", "--method", "ars", "--shift", "0"}, 1, "ars-shift0", "ARS V2-t, shift 0"},
 		{[]string{"--env", "Hopper-v1", "--common-seeds=false"}, 1, "stp-combined-snone", "STP combined, no common seeds"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--obs-norm", "none"}, 1, "ars-v1", "ARS V1-t"},
