@@ -66,8 +66,10 @@ type Result struct {
 	EvalEpisodes        int     `json:"eval_episodes"`
 	EnvSteps            int64   `json:"env_steps"`
 	Iterations          int     `json:"iterations"`
-	WallS               float64 `json:"wall_s"`
-	CPUS                float64 `json:"cpu_s"`
+	// Restarts is the number of attempts the run gave up (train.Restart).
+	Restarts int     `json:"restarts,omitempty"`
+	WallS    float64 `json:"wall_s"`
+	CPUS     float64 `json:"cpu_s"`
 }
 
 // Point is one iteration of a run: one line of curve.jsonl. Iteration 0 is
@@ -95,6 +97,9 @@ type Point struct {
 	// "center", or "combined" for a step along its directions; empty for
 	// ARS.
 	Accepted string `json:"accepted,omitempty"`
+	// Restarted says the run gave up its attempt after this iteration and
+	// starts afresh (train.Restart).
+	Restarted bool `json:"restarted,omitempty"`
 	// ElapsedS is the run's wall time so far (over all its invocations),
 	// EpsPerS this invocation's training episodes per second.
 	ElapsedS float64 `json:"elapsed_s"`
@@ -117,6 +122,7 @@ type line struct {
 	PEntropy  jfloat  `json:"p_entropy"`
 	NonFinite int     `json:"non_finite,omitempty"`
 	Accepted  string  `json:"accepted,omitempty"`
+	Restarted bool    `json:"restarted,omitempty"`
 	ElapsedS  jfloat  `json:"elapsed_s"`
 	EpsPerS   jfloat  `json:"eps_per_s"`
 }
@@ -125,7 +131,7 @@ type line struct {
 func (p Point) MarshalJSON() ([]byte, error) {
 	l := line{Iter: &p.Iter, Episodes: &p.Episodes, EnvSteps: p.EnvSteps, Reward: jfloat(p.Reward), BestEval: jfloat(p.BestEval),
 		ReachedAt: p.ReachedAt, StepSize: jfloat(p.StepSize), PEntropy: jfloat(p.PEntropy), NonFinite: p.NonFinite,
-		Accepted: p.Accepted, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
+		Accepted: p.Accepted, Restarted: p.Restarted, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
 	if p.HasEval {
 		m, s := jfloat(p.EvalMean), jfloat(p.EvalStd)
 		l.EvalMean, l.EvalStd = &m, &s
@@ -144,7 +150,7 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 	}
 	*p = Point{EnvSteps: l.EnvSteps, Reward: float64(l.Reward), BestEval: float64(l.BestEval), ReachedAt: l.ReachedAt,
 		StepSize: float64(l.StepSize), PEntropy: float64(l.PEntropy), NonFinite: l.NonFinite, Accepted: l.Accepted,
-		ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
+		Restarted: l.Restarted, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
 	if l.Iter != nil {
 		p.Iter = *l.Iter
 	}

@@ -234,6 +234,9 @@ type Config struct {
 	STP     STPSettings `json:"stp"` // stp and stp_is
 	// ARS holds ARS V2-t's settings (ars only).
 	ARS ars.Settings `json:"ars"`
+	// Restart is the rule that replaces an attempt still on the first
+	// plateau by a fresh one (off when zero).
+	Restart Restart `json:"restart,omitzero"`
 }
 
 // Surrogate settings that no preset changes: the surrogate sets p and v
@@ -379,6 +382,12 @@ func (c Config) Validate() error {
 		return bad("eval-episodes", "%d is outside [1, 100000]", l.EvalEpisodes)
 	case l.HasThreshold && !finite(l.Threshold):
 		return bad("threshold", "%v must be finite", l.Threshold)
+	case c.Restart.After < 0 || c.Restart.After > l.MaxEpisodes:
+		return bad("restart-after", "%d is outside [0 (never restart), max-episodes = %d]", c.Restart.After, l.MaxEpisodes)
+	case !(c.Restart.Length >= 0 && c.Restart.Length <= 1):
+		return bad("restart-length", "%v is outside [0, 1] (a fraction of the horizon)", c.Restart.Length)
+	case c.Restart.On() && c.Restart.Length == 0:
+		return bad("restart-length", "must be > 0 with restart-after %d (0 never restarts)", c.Restart.After)
 	case c.Method == ARS:
 		return nil
 	case s.Step != Adaptive && s.Step != Fixed && s.Step != Combined:
@@ -425,7 +434,7 @@ func (c Config) OffPaperK() bool {
 // adaptive", "ARS V2-t"), then what sets the run apart
 // from the paper's method, after a comma: ", K=1", ", m=4", ", top 2",
 // ", orthogonal basis", ", pair seeds", ", shift 0.5", ", rate 0.02",
-// ", paper preset".
+// ", restarts after 400 below 0.125", ", paper preset".
 // The name before the first comma is the paper's column it compares with.
 func (c Config) Label() string {
 	name, _ := c.base()
@@ -438,8 +447,8 @@ func (c Config) Label() string {
 // Variant names the run's directory: the method and its step rule
 // ("stp-combined", "stp_is-adaptive", "ars", "ars-v1" on raw
 // observations), then what sets it apart, as Label ("-k1", "-m4", "-t2",
-// "-orth", "-spair", "-shift0.5", "-n0.05", "-r0.02", "-paper"), so that
-// different runs never share a directory.
+// "-orth", "-spair", "-shift0.5", "-n0.05", "-r0.02", "-re400x0.125",
+// "-paper"), so that different runs never share a directory.
 func (c Config) Variant() string {
 	_, v := c.base()
 	for _, p := range c.parts() {
@@ -502,6 +511,13 @@ func (c Config) parts() []part {
 		}
 		if comb && d.STP.Rate != s.Rate {
 			ps = append(ps, part{fmt.Sprintf("rate %g", s.Rate), fmt.Sprintf("r%g", s.Rate)})
+		}
+		if rs := c.Restart; rs != d.Restart {
+			label := "no restarts"
+			if rs.On() {
+				label = fmt.Sprintf("restarts after %d below %g", rs.After, rs.Length)
+			}
+			ps = append(ps, part{label, fmt.Sprintf("re%dx%g", rs.After, rs.Length)})
 		}
 	}
 	if c.Preset == PresetPaper {

@@ -33,6 +33,8 @@ type Counters struct {
 	NonFinite          int     `json:"non_finite"`
 	// Reward is the latest mean (unshifted) training return measured at x_k.
 	Reward float64 `json:"reward"`
+	// Attempt is the restart rule's bookkeeping (Config.Restart).
+	Attempt Attempt `json:"attempt"`
 }
 
 // Run is one training run. It is not safe for concurrent use.
@@ -62,14 +64,18 @@ func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
-	opt, err := newOptimizer(cfg, lin.Params())
-	if err != nil {
+	r := &Run{cfg: cfg, info: info, lin: lin, norm: norm}
+	if r.opt, err = r.newAttemptOptimizer(lin.Params()); err != nil {
 		return nil, err
 	}
-	if per := opt.Size() * cfg.Problem.K; cfg.Limits.MaxEpisodes < per {
-		return nil, bad("max-episodes", "%d is below one iteration's %d episodes (%d points × K %d)", cfg.Limits.MaxEpisodes, per, opt.Size(), cfg.Problem.K)
+	per := r.opt.Size() * cfg.Problem.K
+	switch {
+	case cfg.Limits.MaxEpisodes < per:
+		return nil, bad("max-episodes", "%d is below one iteration's %d episodes (%d points × K %d)", cfg.Limits.MaxEpisodes, per, r.opt.Size(), cfg.Problem.K)
+	case cfg.Restart.On() && cfg.Restart.After < 2*per:
+		return nil, bad("restart-after", "%d is below two iterations' %d episodes (the check needs an iteration after restart-after/2)", cfg.Restart.After, 2*per)
 	}
-	return &Run{cfg: cfg, info: info, lin: lin, norm: norm, opt: opt}, nil
+	return r, nil
 }
 
 // Config returns the run's configuration.
@@ -155,7 +161,7 @@ type pointValue struct {
 func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen) ([]pointValue, error) {
 	p, k, iter, base := r.cfg.Problem, r.cfg.Problem.K, r.c.Iter, r.c.Episodes
 	specs := make([]envclient.EpisodeSpec, 0, len(points)*k)
-	stream := mix(p.Seed, trainStream)
+	stream := mix(r.seed(), trainStream)
 	for i, x := range points {
 		w, bias := r.lin.Split(x)
 		for j := 0; j < k; j++ {
@@ -258,6 +264,9 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 			return pt, err
 		}
 	}
+	if pt.Restarted, err = r.checkRestart(); err != nil {
+		return pt, err
+	}
 	pt.NonFinite = r.c.NonFinite - nonFinite
 	return r.point(pt), nil
 }
@@ -349,7 +358,7 @@ func Evaluate(ctx context.Context, env Roller, f policy.File, n int, seed uint64
 func (r *Run) Result() rundir.Result {
 	c := r.c
 	res := rundir.Result{Reached: c.Reached, FinalEval: c.LastEval, BestEval: c.BestEval, Episodes: c.Episodes,
-		EvalEpisodes: c.EvalEpisodes, EnvSteps: c.EnvSteps, Iterations: c.Iter}
+		EvalEpisodes: c.EvalEpisodes, EnvSteps: c.EnvSteps, Iterations: c.Iter, Restarts: c.Attempt.Restarts}
 	if res.Reached {
 		e := c.ThresholdReachedAt
 		res.EpisodesToThreshold = &e

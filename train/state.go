@@ -54,10 +54,16 @@ func Restore(b []byte) (*Run, error) {
 	if err := st.validate(len(r.X())); err != nil {
 		return nil, fmt.Errorf("train: restore: %w", err)
 	}
+	r.c, r.norm, r.bestX, r.bestNorm = st.Counters, st.Normalizer, st.BestX, st.BestNorm
+	if r.c.Attempt.Restarts > 0 {
+		// The attempt's optimizer, built from its seed (the basis is).
+		if r.opt, err = r.newAttemptOptimizer(make([]float64, len(r.X()))); err != nil {
+			return nil, fmt.Errorf("train: restore: %w", err)
+		}
+	}
 	if err := r.opt.UnmarshalBinary(st.Optimizer); err != nil {
 		return nil, fmt.Errorf("train: restore: %w", err)
 	}
-	r.c, r.norm, r.bestX, r.bestNorm = st.Counters, st.Normalizer, st.BestX, st.BestNorm
 	return r, nil
 }
 
@@ -83,6 +89,12 @@ func (st state) validate(n int) error {
 		return fmt.Errorf("counters.episodes: %d exceeds the budget %d", c.Episodes, st.Config.Limits.MaxEpisodes)
 	case c.ThresholdReachedAt < 0 || c.ThresholdReachedAt > c.Episodes:
 		return fmt.Errorf("counters.threshold_reached_at: %d is outside [0, episodes %d]", c.ThresholdReachedAt, c.Episodes)
+	case c.Attempt.Restarts < 0:
+		return fmt.Errorf("counters.attempt.restarts: %d is negative", c.Attempt.Restarts)
+	case c.Attempt.Start < 0 || c.Attempt.Start > c.Episodes:
+		return fmt.Errorf("counters.attempt.start: %d is outside [0, episodes %d]", c.Attempt.Start, c.Episodes)
+	case c.Attempt.Marked && (c.Attempt.MidEpisodes < c.Attempt.Start || c.Attempt.MidEpisodes > c.Episodes || c.Attempt.MidSteps < 0 || c.Attempt.MidSteps > c.EnvSteps):
+		return fmt.Errorf("counters.attempt.mid_episodes: %d (steps %d) is outside the attempt [%d, %d] (steps ≤ %d)", c.Attempt.MidEpisodes, c.Attempt.MidSteps, c.Attempt.Start, c.Episodes, c.EnvSteps)
 	case c.HasBest != (st.BestX != nil):
 		return fmt.Errorf("best_x: has_best is %v but best_x has %d entries", c.HasBest, len(st.BestX))
 	case c.HasBest && len(st.BestX) != n:

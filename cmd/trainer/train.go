@@ -32,6 +32,8 @@ type trainFlags struct {
 	alpha0, eps, mix          float64
 	directions, top           int
 	rate, noise               float64
+	restartAfter              int
+	restartLength             float64
 	commonSeeds               seedsFlag
 	width, surrogateSteps     int
 	out                       string
@@ -71,12 +73,14 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.IntVar(&f.top, "top", 0, "with --step combined: the number of the iteration's directions combined into its step (preset: 4)")
 	fs.Float64Var(&f.noise, "noise", 0, "with --step combined: the points are x_k ± ν√n b_i/v_i, ARS's ν for unit directions (preset: ARS's for the task)")
 	fs.Float64Var(&f.rate, "rate", 0, "with --step combined: the step is α√n times the combination, ARS's α for unit directions (preset: ARS's for the task)")
+	fs.IntVar(&f.restartAfter, "restart-after", 0, "give up an attempt that, after N training episodes, is still on the first plateau (its episodes since N/2 last less than --restart-length of the horizon) and start afresh within the budget; 0: never (preset)")
+	fs.Float64Var(&f.restartLength, "restart-length", 0, "with --restart-after: the mean episode length, as a fraction of the horizon, under which an attempt restarts (preset)")
 	fs.Var(&f.commonSeeds, "common-seeds", "which training episodes share their K seeds: none, iteration (all points of an iteration; the flag alone) or pair (the two points x ± σb of each direction) (preset)")
 	fs.IntVar(&f.width, "width", 0, "surrogate hidden width (preset: the paper's by policy size)")
 	fs.IntVar(&f.surrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (preset: 10; paper 1)")
 	fs.StringVar(&f.lipschitz, "lipschitz", "", "surrogate Lipschitz estimate: global bound or local curvature at x_k (preset)")
 	fs.Float64Var(&f.mix, "mix", 0, "mix p with uniform: p ← (1−γ)p + γ/n")
-	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<variant>/seed<N>/, the variant naming the method, its step and what sets the run apart (-k<K>, -m<M>, -t<Top>, -orth or -gauss, -s<sharing>, -shift<S>, -n<noise>, -r<rate>, -paper)")
+	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<variant>/seed<N>/, the variant naming the method, its step and what sets the run apart (-k<K>, -m<M>, -t<Top>, -orth or -gauss, -s<sharing>, -shift<S>, -n<noise>, -r<rate>, -re<after>x<length>, -paper)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run found in the output directory (start it if there is none); with a larger --max-episodes, extend a finished run")
 	fs.BoolVar(&f.force, "force", false, "replace a run already in the output directory")
 	fs.IntVar(&f.checkpointEvery, "checkpoint-every", 10, "checkpoint every N iterations (and at the start, the end, and on SIGINT/SIGTERM)")
@@ -137,6 +141,8 @@ func (f *trainFlags) config() (train.Config, error) {
 		"top":             func() { s.Top = f.top },
 		"rate":            func() { s.Rate = f.rate },
 		"noise":           func() { s.Noise = f.noise },
+		"restart-after":   func() { c.Restart.After = f.restartAfter },
+		"restart-length":  func() { c.Restart.Length = f.restartLength },
 	} {
 		if f.set[name] {
 			apply()

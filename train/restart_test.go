@@ -1,0 +1,195 @@
+package train
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stpis/stpis/envclient"
+)
+
+// lengthRoller is quadRoller whose episodes last `length` of its 10 steps.
+type lengthRoller struct {
+	seedRoller
+	length int
+}
+
+func (q *lengthRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
+	res, err := q.seedRoller.Rollout(ctx, specs)
+	for i := range res {
+		res[i].Length = q.length
+	}
+	return res, err
+}
+
+func restartConfig() Config {
+	cfg := testConfig(STP)
+	cfg.STP.Directions, cfg.STP.Top, cfg.STP.Step, cfg.STP.Rate, cfg.STP.Noise = 3, 2, Combined, 0.04, 0.02
+	cfg.STP.Basis = Orthogonal
+	cfg.Limits.MaxEpisodes = 400
+	cfg.Restart = Restart{After: 48, Length: 0.5} // an iteration is 6 points × K 2
+	return cfg
+}
+
+// TestRestartGivesUpShortEpisodes runs episodes that end at 2 of 10 steps:
+// every attempt is given up at its check, with a fresh x, normalizer and
+// seed, and the episode count, evaluations and best policy carry over.
+func TestRestartGivesUpShortEpisodes(t *testing.T) {
+	cfg := restartConfig()
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 2}
+	fresh, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstPoints, err := fresh.opt.Propose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var restartedAt []int
+	for !r.Done() {
+		before := r.Counters()
+		pt, err := r.Iterate(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pt.Episodes != before.Episodes+12 || pt.Iter != before.Iter+1 {
+			t.Fatalf("iteration %d: episodes %d → %d: the counts do not carry over", pt.Iter, before.Episodes, pt.Episodes)
+		}
+		if pt.Restarted {
+			restartedAt = append(restartedAt, pt.Episodes)
+			if slices.ContainsFunc(r.X(), func(v float64) bool { return v != 0 }) || r.norm.Count != 0 {
+				t.Fatalf("after the restart at %d episodes x = %v and the normalizer has %v observations, want a fresh start", pt.Episodes, r.X(), r.norm.Count)
+			}
+			// The fresh attempt draws its own directions.
+			points, err := roundTrip(t, r).opt.Propose()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if slices.EqualFunc(points, firstPoints, slices.Equal) {
+				t.Fatalf("after the restart at %d episodes the first batch repeats the first attempt's", pt.Episodes)
+			}
+		}
+		if before.HasBest && r.Counters().BestEval < before.BestEval {
+			t.Fatalf("iteration %d: the best evaluation went from %v to %v", pt.Iter, before.BestEval, r.Counters().BestEval)
+		}
+	}
+	// Checks at 48 episodes into each attempt: 48, 96, ...
+	want := []int{48, 96, 144, 192, 240, 288, 336, 384}
+	if !slices.Equal(restartedAt, want) || r.Counters().Attempt.Restarts != len(want) || r.Result().Restarts != len(want) {
+		t.Fatalf("restarted at %v (%d restarts), want %v", restartedAt, r.Counters().Attempt.Restarts, want)
+	}
+	// Each attempt draws its own start states.
+	var train [][]uint64 // the training batches (evaluations run 3 episodes)
+	for _, b := range q.batches {
+		if len(b) == 12 {
+			train = append(train, b)
+		}
+	}
+	if first, second := train[0], train[4]; slices.Equal(first, second) {
+		t.Fatal("the second attempt's first batch ran the first attempt's seeds")
+	}
+}
+
+// TestRestartKeepsLongEpisodes: an attempt whose episodes last long
+// enough is the run without the rule, to the bit.
+func TestRestartKeepsLongEpisodes(t *testing.T) {
+	with := restartConfig()
+	without := with
+	without.Restart = Restart{}
+	a, err := New(with, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := New(without, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qa := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 5}
+	qb := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 5}
+	for !a.Done() {
+		pa, err := a.Iterate(context.Background(), qa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pb, err := b.Iterate(context.Background(), qb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pa != pb {
+			t.Fatalf("iteration %d differs:\n%+v\n%+v", pa.Iter, pa, pb)
+		}
+	}
+	if c := a.Counters().Attempt; c.Restarts != 0 || !c.Checked {
+		t.Fatalf("attempt %+v, want checked and never restarted", c)
+	}
+}
+
+// TestRestartResumes: a run restored after a restart continues bit-exactly,
+// on the restarted attempt's basis and seeds.
+func TestRestartResumes(t *testing.T) {
+	cfg := restartConfig()
+	a, _ := New(cfg, testInfo)
+	b, _ := New(cfg, testInfo)
+	qa := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 2}
+	qb := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 2}
+	for range 10 { // past the first restart, at 4 iterations
+		if _, err := b.Iterate(context.Background(), qb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Counters().Attempt.Restarts != 2 {
+		t.Fatalf("%d restarts after 10 iterations, want 2", b.Counters().Attempt.Restarts)
+	}
+	c := roundTrip(t, b)
+	for i := 0; i < 20; i++ {
+		pa, err := a.Iterate(context.Background(), qa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < 10 {
+			continue
+		}
+		pc, err := c.Iterate(context.Background(), qb)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pa != pc {
+			t.Fatalf("iteration %d differs after restore:\n%+v\n%+v", i+1, pa, pc)
+		}
+	}
+	xa, xc := a.X(), c.X()
+	for i := range xa {
+		if math.Float64bits(xa[i]) != math.Float64bits(xc[i]) {
+			t.Fatalf("x[%d]: %v vs %v", i, xa[i], xc[i])
+		}
+	}
+}
+
+func TestRestartErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct {
+		r     Restart
+		field string
+	}{
+		{Restart{After: -1, Length: 0.1}, "restart-after"},
+		{Restart{After: 100000, Length: 0.1}, "restart-after"},
+		{Restart{After: 48, Length: 1.5}, "restart-length"},
+		{Restart{After: 48}, "restart-length"},
+	} {
+		cfg := restartConfig()
+		cfg.Restart = tc.r
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.field+":") {
+			t.Errorf("%+v: err = %v, want one naming %s", tc.r, err, tc.field)
+		}
+	}
+	cfg := restartConfig()
+	cfg.Restart.After = 12 // one iteration: no room for the check's window
+	if _, err := New(cfg, testInfo); err == nil || !strings.Contains(err.Error(), "restart-after:") {
+		t.Errorf("restart-after 12: err = %v, want one naming restart-after", err)
+	}
+}
