@@ -39,11 +39,20 @@ const (
 )
 
 // The tuned preset's directions per iteration and directions combined for
-// the combined step.
+// the combined step; on Hopper half of each, twice the iterations, with
+// restarts (HopperRestart), which reached the threshold on more
+// development seeds, earlier (docs/experiments.md).
 const (
 	CombinedDirections = 8
 	CombinedTop        = 4
+	HopperDirections   = 4
+	HopperTop          = 2
 )
+
+// HopperRestart is the tuned preset's restart rule on Hopper: an attempt
+// whose episodes, after 400 of them, still end before 1/8 of the horizon
+// (the hopper falls: the first plateau) starts afresh.
+var HopperRestart = Restart{After: 400, Length: 0.125}
 
 // Basis names the basis of STP's directions.
 type Basis string
@@ -294,17 +303,17 @@ func Preset(preset string, method Method, step Step, env string, k int) (Config,
 		// unknown env gets ARS's defaults), M directions of an orthogonal
 		// basis, K 1, each direction's pair on a start state of its own;
 		// on Hopper all the points of an iteration on one start state,
-		// which reached the threshold on more development seeds there
-		// (docs/experiments.md).
+		// half the directions and restarts, which reached the threshold
+		// on more development seeds there (docs/experiments.md).
 		a := task.ARS
 		if !known {
 			a = ars.Settings{StepSize: 0.02, Noise: 0.03}
 		}
 		c.Problem.K, c.Problem.CommonSeeds, c.Problem.Shift = 1, PairSeeds, task.ARSShift
-		if task.Name == "Hopper" {
-			c.Problem.CommonSeeds = IterationSeeds
-		}
 		c.STP.Basis, c.STP.Directions, c.STP.Top = Orthogonal, CombinedDirections, CombinedTop
+		if task.Name == "Hopper" {
+			c.Problem.CommonSeeds, c.STP.Directions, c.STP.Top, c.Restart = IterationSeeds, HopperDirections, HopperTop, HopperRestart
+		}
 		c.STP.Noise, c.STP.Rate = a.Noise, a.StepSize
 		if k != 0 {
 			c.Problem.K = k
@@ -479,10 +488,15 @@ func (c Config) parts() []part {
 	}
 	s := c.STP
 	comb := c.Method != ARS && s.Step == Combined
-	if c.Method != ARS && s.Directions > 1 && (!comb || s.Directions != CombinedDirections) {
+	// The preset the rest is measured against: the combined step's M and
+	// Top, the seed sharing, shift, noise, rate and restarts are named
+	// where they are not the preset's.
+	d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K)
+	hasPreset := err == nil
+	if c.Method != ARS && s.Directions > 1 && (!comb || !hasPreset || s.Directions != d.STP.Directions) {
 		ps = append(ps, part{fmt.Sprintf("m=%d", s.Directions), fmt.Sprintf("m%d", s.Directions)})
 	}
-	if comb && s.Top != CombinedTop {
+	if comb && (!hasPreset || s.Top != d.STP.Top) {
 		ps = append(ps, part{fmt.Sprintf("top %d", s.Top), fmt.Sprintf("t%d", s.Top)})
 	}
 	// The basis when it is not the step's usual one.
@@ -493,9 +507,7 @@ func (c Config) parts() []part {
 	default:
 		ps = append(ps, part{"Gaussian basis", "gauss"})
 	}
-	// The seed sharing, the shift and the combined step's noise and rate
-	// when they are not the preset's for the method.
-	if d, err := Preset(c.Preset, c.Method, s.Step, c.Problem.Env, c.Problem.K); err == nil {
+	if hasPreset {
 		if d.Problem.CommonSeeds != c.Problem.CommonSeeds {
 			label := c.Problem.CommonSeeds.String() + " seeds"
 			if c.Problem.CommonSeeds == OwnSeeds {
@@ -517,11 +529,19 @@ func (c Config) parts() []part {
 			if rs.On() {
 				label = fmt.Sprintf("restarts after %d below %g", rs.After, rs.Length)
 			}
-			ps = append(ps, part{label, fmt.Sprintf("re%dx%g", rs.After, rs.Length)})
+			ps = append(ps, part{label, restartDir(rs)})
 		}
 	}
 	if c.Preset == PresetPaper {
 		ps = append(ps, part{"paper preset", "paper"})
 	}
 	return ps
+}
+
+// restartDir names a restart rule in a run directory's variant.
+func restartDir(r Restart) string {
+	if !r.On() {
+		return "norestart"
+	}
+	return fmt.Sprintf("re%dx%g", r.After, r.Length)
 }

@@ -339,15 +339,35 @@ func TestPresets(t *testing.T) {
 		t.Errorf("paper %+v / tuned %+v", p, tu)
 	}
 	// The combined step takes ARS's shift, perturbation and step for the
-	// task, and its M and Top.
+	// task, and its M and Top; on Hopper, Hopper's M, Top and restarts.
 	cb, _ := Preset(PresetTuned, STPIS, "", "Hopper-v1", 0)
-	if s := cb.STP; cb.Problem.Shift != 1 || cb.Problem.CommonSeeds != IterationSeeds || s.Noise != 0.025 || s.Rate != 0.01 || s.Directions != CombinedDirections || s.Top != CombinedTop || s.Basis != Orthogonal {
+	if s := cb.STP; cb.Problem.Shift != 1 || cb.Problem.CommonSeeds != IterationSeeds || s.Noise != 0.025 || s.Rate != 0.01 || s.Directions != HopperDirections || s.Top != HopperTop || s.Basis != Orthogonal || cb.Restart != HopperRestart {
 		t.Errorf("combined %+v", cb)
 	}
-	// Off Hopper, each pair of the combined step has its own start state.
+	// Off Hopper, each pair of the combined step has its own start state,
+	// and no attempt restarts.
 	for _, env := range []string{"HalfCheetah-v1", "Walker2d-v5"} {
-		if c, _ := Preset(PresetTuned, STP, Combined, env, 0); c.Problem.CommonSeeds != PairSeeds {
-			t.Errorf("%s: combined step on %q seeds, want pair", env, c.Problem.CommonSeeds)
+		c, _ := Preset(PresetTuned, STP, Combined, env, 0)
+		if s := c.STP; c.Problem.CommonSeeds != PairSeeds || s.Directions != CombinedDirections || s.Top != CombinedTop || c.Restart.On() {
+			t.Errorf("%s: combined step %+v", env, c)
+		}
+	}
+	// A run names what it changes of its task's preset.
+	for _, tc := range []struct {
+		env     string
+		mut     func(*Config)
+		label   string
+		variant string
+	}{
+		{"Hopper-v1", func(c *Config) { c.STP.Directions, c.STP.Top = 8, 4 }, "STP combined, m=8, top 4", "stp-combined-m8-t4"},
+		{"Hopper-v1", func(c *Config) { c.Restart = Restart{} }, "STP combined, no restarts", "stp-combined-norestart"},
+		{"HalfCheetah-v1", func(c *Config) { c.STP.Directions, c.STP.Top = 4, 2 }, "STP combined, m=4, top 2", "stp-combined-m4-t2"},
+		{"HalfCheetah-v1", func(c *Config) { c.Restart = HopperRestart }, "STP combined, restarts after 400 below 0.125", "stp-combined-re400x0.125"},
+	} {
+		c, _ := Preset(PresetTuned, "", "", tc.env, 0)
+		tc.mut(&c)
+		if c.Label() != tc.label || c.Variant() != tc.variant {
+			t.Errorf("%s: label %q, variant %q; want %q, %q", tc.env, c.Label(), c.Variant(), tc.label, tc.variant)
 		}
 	}
 }
