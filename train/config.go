@@ -391,8 +391,8 @@ func (c Config) Validate() error {
 		return bad("eval-episodes", "%d is outside [1, 100000]", l.EvalEpisodes)
 	case l.HasThreshold && !finite(l.Threshold):
 		return bad("threshold", "%v must be finite", l.Threshold)
-	case c.Restart.After < 0 || c.Restart.After > l.MaxEpisodes:
-		return bad("restart-after", "%d is outside [0 (never restart), max-episodes = %d]", c.Restart.After, l.MaxEpisodes)
+	case c.Restart.After < 0:
+		return bad("restart-after", "%d must be ≥ 0 (0: never restart; past max-episodes it never fires)", c.Restart.After)
 	case !(c.Restart.Length >= 0 && c.Restart.Length <= 1):
 		return bad("restart-length", "%v is outside [0, 1] (a fraction of the horizon)", c.Restart.Length)
 	case c.Restart.On() && c.Restart.Length == 0:

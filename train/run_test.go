@@ -200,30 +200,37 @@ func TestCheckpointContinuesBitExactly(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := roundTrip(t, b)
-			for i := 0; i < 30; i++ {
-				ra, err := a.Iterate(context.Background(), qa)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if i < 10 {
-					continue
-				}
-				rc, err := c.Iterate(context.Background(), qb)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if ra != rc {
-					t.Fatalf("iteration %d differs after restore:\n%+v\n%+v", i+1, ra, rc)
-				}
-			}
-			xa, xc := a.X(), c.X()
-			for i := range xa {
-				if math.Float64bits(xa[i]) != math.Float64bits(xc[i]) {
-					t.Fatalf("x[%d]: %v vs %v", i, xa[i], xc[i])
-				}
-			}
+			continuesAs(t, a, qa, roundTrip(t, b), qb, 10, 30)
 		})
+	}
+}
+
+// continuesAs runs a for `to` iterations and c, which has run the first
+// `from` of them (its roller qc beside it), for the rest, and fails unless
+// c's iterations and final x are a's, to the bit.
+func continuesAs(t *testing.T, a *Run, qa Roller, c *Run, qc Roller, from, to int) {
+	t.Helper()
+	for i := 0; i < to; i++ {
+		ra, err := a.Iterate(context.Background(), qa)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < from {
+			continue
+		}
+		rc, err := c.Iterate(context.Background(), qc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ra != rc {
+			t.Fatalf("iteration %d differs after restore:\n%+v\n%+v", i+1, ra, rc)
+		}
+	}
+	xa, xc := a.X(), c.X()
+	for i := range xa {
+		if math.Float64bits(xa[i]) != math.Float64bits(xc[i]) {
+			t.Fatalf("x[%d]: %v vs %v", i, xa[i], xc[i])
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -348,6 +349,8 @@ func TestKFlagAndRunDir(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--method", "ars", "--common-seeds"}, 1, "ars-siteration", "ARS V2-t, iteration seeds"},
 		{[]string{"--env", "Hopper-v1", "--common-seeds=pair"}, 1, "stp-combined-spair", "STP combined, pair seeds"},
 		{[]string{"--env", "Hopper-v1", "--common-seeds=iteration"}, 1, "stp-combined", "STP combined"},
+		{[]string{"--env", "Hopper-v1", "--directions", "8", "--top", "4", "--restart-after", "0"}, 1, "stp-combined-m8-t4-norestart", "STP combined, m=8, top 4, no restarts"},
+		{[]string{"--env", "HalfCheetah-v1", "--restart-after", "400", "--restart-length", "0.125"}, 1, "stp-combined-re400x0.125", "STP combined, restarts after 400 below 0.125"},
 		{[]string{"--env", "Hopper-v1", "--shift", "0.5", "--common-seeds=pair"}, 1, "stp-combined-spair-shift0.5", "STP combined, pair seeds, shift 0.5"},
 		{[]string{"--env", "Hopper-v1", "--shift", "1"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Hopper-v1", "--directions", "16", "--top", "8", "--rate", "0.02", "--noise", "0.05"}, 1, "stp-combined-m16-t8-n0.05-r0.02", "STP combined, m=16, top 8, noise 0.05, rate 0.02"},
@@ -481,12 +484,41 @@ func TestCombinedDefault(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	dir := filepath.Join(out, "Hopper-v1", "stp-combined", "seed1")
-	if r := readResult(t, dir); r.Episodes != 48 || r.Iterations != 3 {
-		t.Fatalf("%d episodes in %d iterations, want 48 in 3 (16 an iteration, budget 56)", r.Episodes, r.Iterations)
+	if r := readResult(t, dir); r.Episodes != 56 || r.Iterations != 7 {
+		t.Fatalf("%d episodes in %d iterations, want 56 in 7 (8 an iteration on Hopper, budget 56)", r.Episodes, r.Iterations)
 	}
 	for i, l := range curve(t, dir)[1:] {
 		if l["accepted"] != "combined" {
 			t.Fatalf("curve line %d: accepted %v, want combined", i+1, l["accepted"])
 		}
+	}
+}
+
+// TestRestartEndToEnd: on the real Hopper, capped at 100 steps, episodes of
+// a policy near zero end when the robot falls, well under 95 steps, so
+// every attempt is given up at its check, 16 episodes in, and the log
+// says so.
+func TestRestartEndToEnd(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--max-episodes", "56", "--horizon", "100", "--eval-every", "2",
+		"--eval-episodes", "2", "--restart-after", "16", "--restart-length", "0.95", "--bridge", bridgeAddr, "--out", out, "--log-level", "info")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	dir := filepath.Join(out, "Hopper-v1", "stp-combined-re16x0.95", "seed1")
+	if r := readResult(t, dir); r.Episodes != 56 || r.Restarts != 3 {
+		t.Fatalf("%d episodes, %d restarts; want 56 and 3 (at 16, 32, 48)", r.Episodes, r.Restarts)
+	}
+	var at []float64
+	for _, l := range curve(t, dir) {
+		if l["restarted"] == true {
+			at = append(at, l["episodes"].(float64))
+		}
+	}
+	if !slices.Equal(at, []float64{16, 32, 48}) {
+		t.Fatalf("the curve marks restarts at %v, want [16 32 48]", at)
+	}
+	if strings.Count(stderr, "restart: the last 8 episodes") != 3 {
+		t.Fatalf("the log does not say the three restarts:\n%s", stderr)
 	}
 }
