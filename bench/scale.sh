@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-scale: training throughput of one run of the default method
-# (M = 8 directions: 16 episodes an iteration) spread over 2 bridge
+# (on Hopper M = 4 directions: 8 episodes an iteration) spread over 2 bridge
 # replicas of 1 worker each, against 1 such replica, on loopback. Hopper-v1
 # with terminate_when_unhealthy=false so every episode has 1000 steps. The
 # last line is JSON:
