@@ -5,6 +5,7 @@
 # with terminate_when_unhealthy=false so every episode has 1000 steps. The
 # last line is JSON:
 #   {"env":"Hopper-v1","replicas_1_eps":…,"replicas_2_eps":…,"ratio":…}
+# TRAINER_ARGS adds trainer flags (for example "--directions 8 --top 4").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 EPISODES=${EPISODES:-192}
@@ -17,7 +18,7 @@ b=$BRIDGE_ADDR
 train() { # $1: bridge target, $2: out dir; prints training episodes per second
   bin/trainer --env Hopper-v1 --kwarg terminate_when_unhealthy=false --seed 1 \
     --max-episodes "$EPISODES" --eval-every 100000 --eval-episodes 1 --continue-after-threshold \
-    --bridge "$1" --out "$2" --log-level warn >/dev/null
+    --bridge "$1" --out "$2" --log-level warn ${TRAINER_ARGS:-} >/dev/null
   .venv/bin/python - "$2"/Hopper-v1/*/seed1 <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(f"{sys.argv[1]}/curve.jsonl")]
