@@ -69,7 +69,7 @@ test-py: venv ## pytest against the real server and real MuJoCo
 	@# pytest exits 5 when it collects no test: that is a failure here, said plainly.
 	cd bridge_py && { rc=0; $(VPY) -m pytest -q || rc=$$?; if [ $$rc -eq 5 ]; then echo "pytest collected no tests" >&2; fi; exit $$rc; }
 
-run: venv build ## train Hopper-v1 with STP_IS through a local bridge, then plot the curve
+run: venv build ## train Hopper-v1 with the default method through a local bridge, then plot the curve
 	bin/trainer --env Hopper-v1 --out runs --resume
 	bin/trainer plot runs/Hopper-v1 -o runs/Hopper-v1/curve.png
 
