@@ -50,9 +50,9 @@ const (
 )
 
 // HopperRestart is the tuned preset's restart rule on Hopper: an attempt
-// whose episodes, after 400 of them, still end before 1/8 of the horizon
+// whose episodes, after 300 of them, still end before 1/8 of the horizon
 // (the hopper falls: the first plateau) starts afresh.
-var HopperRestart = Restart{After: 400, Length: 0.125}
+var HopperRestart = Restart{After: 300, Length: 0.125}
 
 // Basis names the basis of STP's directions.
 type Basis string

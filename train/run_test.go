@@ -368,8 +368,9 @@ func TestPresets(t *testing.T) {
 	}{
 		{"Hopper-v1", func(c *Config) { c.STP.Directions, c.STP.Top = 8, 4 }, "STP combined, m=8, top 4", "stp-combined-m8-t4"},
 		{"Hopper-v1", func(c *Config) { c.Restart = Restart{} }, "STP combined, no restarts", "stp-combined-norestart"},
+		{"Hopper-v1", func(c *Config) { c.Restart.After = 400 }, "STP combined, restarts after 400 below 0.125", "stp-combined-re400x0.125"},
 		{"HalfCheetah-v1", func(c *Config) { c.STP.Directions, c.STP.Top = 4, 2 }, "STP combined, m=4, top 2", "stp-combined-m4-t2"},
-		{"HalfCheetah-v1", func(c *Config) { c.Restart = HopperRestart }, "STP combined, restarts after 400 below 0.125", "stp-combined-re400x0.125"},
+		{"HalfCheetah-v1", func(c *Config) { c.Restart = HopperRestart }, "STP combined, restarts after 300 below 0.125", "stp-combined-re300x0.125"},
 	} {
 		c, _ := Preset(PresetTuned, "", "", tc.env, 0)
 		tc.mut(&c)
