@@ -32,10 +32,9 @@ type Attempt struct {
 	Start int `json:"start,omitempty"`
 	// MidEpisodes and MidSteps are the run's episode and env-step counts
 	// after the attempt's first iteration that reached After/2 episodes;
-	// Marked says they are set.
+	// 0 until then (an attempt's first iteration ends past episode 0).
 	MidEpisodes int   `json:"mid_episodes,omitempty"`
 	MidSteps    int64 `json:"mid_steps,omitempty"`
-	Marked      bool  `json:"marked,omitempty"`
 	// Checked says the attempt passed its check and runs to the end.
 	Checked bool `json:"checked,omitempty"`
 }
@@ -76,8 +75,8 @@ func (r *Run) checkRestart() (bool, error) {
 		return false, nil
 	}
 	ran := r.c.Episodes - a.Start
-	if !a.Marked && ran >= rule.After/2 {
-		a.MidEpisodes, a.MidSteps, a.Marked = r.c.Episodes, r.c.EnvSteps, true
+	if a.MidEpisodes == 0 && ran >= rule.After/2 {
+		a.MidEpisodes, a.MidSteps = r.c.Episodes, r.c.EnvSteps
 	}
 	if ran < rule.After || r.c.Episodes == a.MidEpisodes {
 		return false, nil
