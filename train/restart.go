@@ -60,11 +60,12 @@ func (r *Run) horizon() int {
 	return h
 }
 
-// newAttemptOptimizer builds the optimizer of the current attempt at x0.
-func (r *Run) newAttemptOptimizer(x0 []float64) (Optimizer, error) {
+// newAttemptOptimizer builds the optimizer of the current attempt at the
+// run's initial point (r.lin, which training never changes: x = 0).
+func (r *Run) newAttemptOptimizer() (Optimizer, error) {
 	cfg := r.cfg
 	cfg.Problem.Seed = r.seed()
-	return newOptimizer(cfg, x0)
+	return newOptimizer(cfg, r.lin.Params())
 }
 
 // checkRestart applies the rule after an iteration and reports whether it
@@ -87,7 +88,7 @@ func (r *Run) checkRestart() (bool, error) {
 		return false, nil
 	}
 	*a = Attempt{Restarts: a.Restarts + 1, Start: r.c.Episodes}
-	opt, err := r.newAttemptOptimizer(make([]float64, len(r.lin.Params())))
+	opt, err := r.newAttemptOptimizer()
 	if err != nil {
 		return false, fmt.Errorf("train: restart: %w", err)
 	}

@@ -65,7 +65,7 @@ func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	r := &Run{cfg: cfg, info: info, lin: lin, norm: norm}
-	if r.opt, err = r.newAttemptOptimizer(lin.Params()); err != nil {
+	if r.opt, err = r.newAttemptOptimizer(); err != nil {
 		return nil, err
 	}
 	per := r.opt.Size() * cfg.Problem.K

@@ -57,7 +57,7 @@ func Restore(b []byte) (*Run, error) {
 	r.c, r.norm, r.bestX, r.bestNorm = st.Counters, st.Normalizer, st.BestX, st.BestNorm
 	if r.c.Attempt.Restarts > 0 {
 		// The attempt's optimizer, built from its seed (the basis is).
-		if r.opt, err = r.newAttemptOptimizer(make([]float64, len(r.X()))); err != nil {
+		if r.opt, err = r.newAttemptOptimizer(); err != nil {
 			return nil, fmt.Errorf("train: restore: %w", err)
 		}
 	}
