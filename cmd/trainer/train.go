@@ -92,6 +92,10 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	switch {
 	case fs.NArg() > 0:
+		if _, err := train.ParseSeeds(fs.Arg(0)); err == nil && f.set["common-seeds"] {
+			// --common-seeds alone is a switch, so its value must follow "=".
+			return nil, usageError{fmt.Errorf("unexpected argument %q: give flag -common-seeds its value with \"=\" (--common-seeds=%s)", fs.Arg(0), fs.Arg(0))}
+		}
 		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	case f.env == "":
 		return nil, usageError{errors.New("flag -env is required (for example --env Hopper-v1)")}

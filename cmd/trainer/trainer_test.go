@@ -381,6 +381,12 @@ func TestKFlagAndRunDir(t *testing.T) {
 	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--common-seeds=all"}, io.Discard); err == nil || !strings.Contains(err.Error(), "common-seeds") {
 		t.Errorf("--common-seeds=all: err = %v", err)
 	}
+	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--common-seeds", "pair"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--common-seeds=pair") {
+		t.Errorf("--common-seeds pair: err = %v, want the hint --common-seeds=pair", err)
+	}
+	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "pair"}, io.Discard); err == nil || strings.Contains(err.Error(), "common-seeds") {
+		t.Errorf("a stray pair without --common-seeds: err = %v, want no hint", err)
+	}
 }
 
 // A new user's first contacts: help lists the subcommands, a bad value is
