@@ -50,9 +50,8 @@ const (
 )
 
 // HopperRestart is the tuned preset's restart rule on Hopper: an attempt
-// whose episodes still end early at 100, 200 or 300 of them (before 1/24,
-// 1/12 or 1/8 of the horizon over the last 100: the hopper falls, the
-// first plateau) starts afresh.
+// whose episodes, after 300 of them, still end before 1/8 of the horizon
+// (the hopper falls: the first plateau) starts afresh.
 var HopperRestart = Restart{After: 300, Length: 0.125}
 
 // Basis names the basis of STP's directions.

@@ -8,15 +8,14 @@ import (
 
 // Restart is the rule by which a run gives up an attempt that is still on
 // the first plateau of a task with early termination (a robot that keeps
-// falling) and starts afresh within the same budget. An attempt is checked
-// at each third of its first After training episodes: the episodes of
-// that third must last on average at least Length of the horizon times
-// the fraction of After run so far (a third of it at the first check, all
-// of it at the last), or the attempt is replaced by a fresh one (new seed,
-// so a new basis, directions and start states; x = 0; an empty
-// normalizer). The episode count, the curve, the evaluations and the best
-// policy carry over; a run that reached its threshold is never restarted.
-// The zero Restart never restarts.
+// falling) and starts afresh within the same budget: once an attempt has
+// run After training episodes, its training episodes since After/2 are
+// checked, and if they last on average less than Length of the horizon,
+// the attempt is replaced by a fresh one (new seed, so a new basis,
+// directions and start states; x = 0; an empty normalizer). The episode
+// count, the curve, the evaluations and the best policy carry over; a run
+// that reached its threshold is never restarted. The zero Restart never
+// restarts.
 type Restart struct {
 	After  int     `json:"after,omitempty"`
 	Length float64 `json:"length,omitempty"`
@@ -31,20 +30,14 @@ type Attempt struct {
 	Restarts int `json:"restarts,omitempty"`
 	// Start is the run's episode count when the attempt began.
 	Start int `json:"start,omitempty"`
-	// Passed is the number of the attempt's checks it has passed.
-	Passed int `json:"passed,omitempty"`
-	// MarkEpisodes and MarkSteps are the run's episode and env-step counts
-	// where the window of the next check begins: the attempt's start, then
-	// its last check.
-	MarkEpisodes int   `json:"mark_episodes,omitempty"`
-	MarkSteps    int64 `json:"mark_steps,omitempty"`
-	// Checked says the attempt passed its last check and runs to the end.
+	// MidEpisodes and MidSteps are the run's episode and env-step counts
+	// after the attempt's first iteration that reached After/2 episodes;
+	// 0 until then (an attempt's first iteration ends past episode 0).
+	MidEpisodes int   `json:"mid_episodes,omitempty"`
+	MidSteps    int64 `json:"mid_steps,omitempty"`
+	// Checked says the attempt passed its check and runs to the end.
 	Checked bool `json:"checked,omitempty"`
 }
-
-// restartChecks is the number of checks in an attempt's first After
-// episodes, one at the end of each equal part.
-const restartChecks = 3
 
 // restartStream derives the seeds of the attempts after the first.
 const restartStream = 0x72657374 // "rest"
@@ -82,18 +75,19 @@ func (r *Run) checkRestart() (bool, error) {
 	if !rule.On() || a.Checked || r.c.Reached {
 		return false, nil
 	}
-	ran, next := r.c.Episodes-a.Start, a.Passed+1
-	if ran < next*rule.After/restartChecks || r.c.Episodes == a.MarkEpisodes {
+	ran := r.c.Episodes - a.Start
+	if a.MidEpisodes == 0 && ran >= rule.After/2 {
+		a.MidEpisodes, a.MidSteps = r.c.Episodes, r.c.EnvSteps
+	}
+	if ran < rule.After || r.c.Episodes == a.MidEpisodes {
 		return false, nil
 	}
-	length := float64(r.c.EnvSteps-a.MarkSteps) / float64(r.c.Episodes-a.MarkEpisodes)
-	bar := rule.Length * float64(next) / restartChecks
-	if h := r.horizon(); h <= 0 || length >= bar*float64(h) {
-		a.Passed, a.MarkEpisodes, a.MarkSteps = next, r.c.Episodes, r.c.EnvSteps
-		a.Checked = next == restartChecks
+	length := float64(r.c.EnvSteps-a.MidSteps) / float64(r.c.Episodes-a.MidEpisodes)
+	if h := r.horizon(); h <= 0 || length >= rule.Length*float64(h) {
+		a.Checked = true
 		return false, nil
 	}
-	*a = Attempt{Restarts: a.Restarts + 1, Start: r.c.Episodes, MarkEpisodes: r.c.Episodes, MarkSteps: r.c.EnvSteps}
+	*a = Attempt{Restarts: a.Restarts + 1, Start: r.c.Episodes}
 	opt, err := r.newAttemptOptimizer()
 	if err != nil {
 		return false, fmt.Errorf("train: restart: %w", err)

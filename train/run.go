@@ -72,8 +72,8 @@ func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
 	switch {
 	case cfg.Limits.MaxEpisodes < per:
 		return nil, bad("max-episodes", "%d is below one iteration's %d episodes (%d points × K %d)", cfg.Limits.MaxEpisodes, per, r.opt.Size(), cfg.Problem.K)
-	case cfg.Restart.On() && cfg.Restart.After < restartChecks*per:
-		return nil, bad("restart-after", "%d is below %d iterations' %d episodes (one for each of the rule's checks)", cfg.Restart.After, restartChecks, restartChecks*per)
+	case cfg.Restart.On() && cfg.Restart.After < 2*per:
+		return nil, bad("restart-after", "%d is below two iterations' %d episodes (the check needs an iteration after restart-after/2)", cfg.Restart.After, 2*per)
 	}
 	return r, nil
 }

@@ -93,10 +93,8 @@ func (st state) validate(n int) error {
 		return fmt.Errorf("counters.attempt.restarts: %d is negative", c.Attempt.Restarts)
 	case c.Attempt.Start < 0 || c.Attempt.Start > c.Episodes:
 		return fmt.Errorf("counters.attempt.start: %d is outside [0, episodes %d]", c.Attempt.Start, c.Episodes)
-	case c.Attempt.MarkEpisodes < c.Attempt.Start || c.Attempt.MarkEpisodes > c.Episodes || c.Attempt.MarkSteps < 0 || c.Attempt.MarkSteps > c.EnvSteps:
-		return fmt.Errorf("counters.attempt.mark_episodes: %d (steps %d) is outside the attempt [%d, %d] (steps ≤ %d)", c.Attempt.MarkEpisodes, c.Attempt.MarkSteps, c.Attempt.Start, c.Episodes, c.EnvSteps)
-	case c.Attempt.Passed < 0 || c.Attempt.Passed > restartChecks:
-		return fmt.Errorf("counters.attempt.passed: %d is outside [0, %d]", c.Attempt.Passed, restartChecks)
+	case c.Attempt.MidEpisodes > 0 && (c.Attempt.MidEpisodes < c.Attempt.Start || c.Attempt.MidEpisodes > c.Episodes || c.Attempt.MidSteps < 0 || c.Attempt.MidSteps > c.EnvSteps):
+		return fmt.Errorf("counters.attempt.mid_episodes: %d (steps %d) is outside the attempt [%d, %d] (steps ≤ %d)", c.Attempt.MidEpisodes, c.Attempt.MidSteps, c.Attempt.Start, c.Episodes, c.EnvSteps)
 	case c.HasBest != (st.BestX != nil):
 		return fmt.Errorf("best_x: has_best is %v but best_x has %d entries", c.HasBest, len(st.BestX))
 	case c.HasBest && len(st.BestX) != n:

@@ -68,7 +68,7 @@ func (r *recorder) Record(p rundir.Point) error {
 		r.end()
 		rs := r.cfg.Restart
 		r.log.Info().Int("episodes", p.Episodes).Int("restart_after", rs.After).Float64("restart_length", rs.Length).
-			Msgf("restart: the attempt's episodes still end early (the first plateau: under %g of the horizon, pro rata to its episode %d); a fresh attempt takes the rest of the budget", rs.Length, rs.After)
+			Msgf("restart: the last %d episodes lasted under %g of the horizon (the first plateau); a fresh attempt takes the rest of the budget", rs.After-rs.After/2, rs.Length)
 	}
 	if p.ReachedAt > 0 {
 		r.end()

@@ -73,7 +73,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.IntVar(&f.top, "top", 0, "with --step combined: the number of the iteration's directions combined into its step (preset: 4)")
 	fs.Float64Var(&f.noise, "noise", 0, "with --step combined: the points are x_k ± ν√n b_i/v_i, ARS's ν for unit directions (preset: ARS's for the task)")
 	fs.Float64Var(&f.rate, "rate", 0, "with --step combined: the step is α√n times the combination, ARS's α for unit directions (preset: ARS's for the task)")
-	fs.IntVar(&f.restartAfter, "restart-after", 0, "give up an attempt still on the first plateau and start afresh within the budget: at N/3, 2N/3 and N of its training episodes, its episodes since the last check must last on average 1/3, 2/3 and all of --restart-length of the horizon; 0: never (preset)")
+	fs.IntVar(&f.restartAfter, "restart-after", 0, "give up an attempt that, after N training episodes, is still on the first plateau (its episodes since N/2 last less than --restart-length of the horizon) and start afresh within the budget; 0: never (preset)")
 	fs.Float64Var(&f.restartLength, "restart-length", 0, "with --restart-after: the mean episode length, as a fraction of the horizon, under which an attempt restarts (preset)")
 	fs.Var(&f.commonSeeds, "common-seeds", "which training episodes share their K seeds: none, iteration (all points of an iteration; the flag alone) or pair (the two points x ± σb of each direction) (preset)")
 	fs.IntVar(&f.width, "width", 0, "surrogate hidden width (preset: the paper's by policy size)")
