@@ -28,14 +28,6 @@ const (
 	// StronglyConvexFStar is the appendix rule for strongly convex f with
 	// known f*: α = (α0 / v_i) √(2μ |f(x_k) − f*|).
 	StronglyConvexFStar
-	// Radii is the multi-radius search of GradientLess Descent (Golovin,
-	// Karro, Kochanski, Lee, Song, Zhang, ICLR 2020) on the basis
-	// directions: direction j of an iteration (0-based, of M) gets
-	// α = α0 2^(−j) / v_i, radii from α0 down to α0 2^(1−M), the same in
-	// every iteration. Keeping the best of the 2M points and x_k, no step
-	// decays to nothing and the largest radius can see past a plateau
-	// that the smallest cannot. Not in the paper.
-	Radii
 )
 
 func (r StepRule) String() string {
@@ -50,8 +42,6 @@ func (r StepRule) String() string {
 		return "convex-fstar"
 	case StronglyConvexFStar:
 		return "strongly-convex-fstar"
-	case Radii:
-		return "radii"
 	}
 	return fmt.Sprintf("StepRule(%d)", int(r))
 }

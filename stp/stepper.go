@@ -340,7 +340,7 @@ func checkSettings(set *Settings) error {
 	if set.Goal != Minimize && set.Goal != Maximize {
 		return fmt.Errorf("%w: goal %d", ErrSettings, set.Goal)
 	}
-	if set.Rule < Decaying || set.Rule > Radii {
+	if set.Rule < Decaying || set.Rule > StronglyConvexFStar {
 		return fmt.Errorf("%w: step rule %v", ErrSettings, set.Rule)
 	}
 	for _, c := range []struct {
@@ -571,8 +571,6 @@ func (s *Stepper) stepSize(j int, probe float64) float64 {
 		return s.damp(a0 * math.Abs(s.f-s.set.FStar) / vi)
 	case StronglyConvexFStar:
 		return s.damp(a0 / vi * math.Sqrt(2*s.set.Mu*math.Abs(s.f-s.set.FStar)))
-	case Radii:
-		return a0 * math.Ldexp(1, -j) / vi
 	}
 	panic("stp: unreachable")
 }
@@ -580,8 +578,8 @@ func (s *Stepper) stepSize(j int, probe float64) float64 {
 // damp scales a step that STP's analysis sets for the compared points by
 // (1−β) under SMTP's momentum: SMTP's points move by γ/(1−β) along s from
 // a standing start, so γ = (1−β)α compares the points STP would. The
-// Decaying, Fixed and Radii rules are left as they are: their α0 and ε
-// are the user's, and a constant γ moves SMTP's points by γ/(1−β).
+// Decaying and Fixed rules are left as they are: their α0 and ε are the
+// user's, and a constant γ moves SMTP's points by γ/(1−β).
 func (s *Stepper) damp(a float64) float64 {
 	if s.hx != nil {
 		return a * (1 - s.set.Momentum)
@@ -598,7 +596,7 @@ func (s *Stepper) t() float64 {
 
 // Propose returns the next batch of points to evaluate. An iteration is one
 // batch {x+, x−} per direction (M = Settings.Directions pairs) for the
-// Decaying, Fixed and Radii rules, plus x_k when it must be measured
+// Decaying and Fixed rules, plus x_k when it must be measured
 // (first iteration without F0, or Remeasure). The FiniteDifference rule
 // needs f(x_k + t b_i) before x± exist, so its iterations take two batches:
 // {probe per direction[, x_k]} then {x+, x− per direction}. The f*-rules

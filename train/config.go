@@ -36,11 +36,6 @@ const (
 	// of the Top best (stp.Settings.Top), with points x_k ± Noise·√n·b_i/v_i
 	// and a step of Rate·√n; IS-L sampling for STP_IS. Not in the paper.
 	Combined Step = "combined"
-	// GLD gives the M directions of an iteration the radii α0 2^(−j) / v_i,
-	// j = 0..M−1, the same every iteration (GradientLess Descent's
-	// multi-radius search, stp.Radii), and keeps the best point, with
-	// IS-sqrt sampling for STP_IS. Not in the paper.
-	GLD Step = "gld"
 )
 
 // The tuned preset's directions per iteration and directions combined for
@@ -404,8 +399,8 @@ func (c Config) Validate() error {
 		return bad("restart-length", "must be > 0 with restart-after %d (0 never restarts)", c.Restart.After)
 	case c.Method == ARS:
 		return nil
-	case s.Step != Adaptive && s.Step != Fixed && s.Step != Combined && s.Step != GLD:
-		return bad("step", "%q is not one of combined, adaptive, fixed, gld", s.Step)
+	case s.Step != Adaptive && s.Step != Fixed && s.Step != Combined:
+		return bad("step", "%q is not one of combined, adaptive, fixed", s.Step)
 	case s.Directions < 0 || s.Directions > 4096:
 		return bad("directions", "%d is outside [0, 4096]", s.Directions)
 	case s.Basis != "" && s.Basis != Gaussian && s.Basis != Orthogonal:

@@ -114,8 +114,6 @@ func newSTP(cfg Config, x0 []float64) (*stpOptimizer, error) {
 		if set.Epsilon == 0 {
 			set.Epsilon = 0.05 * float64(n)
 		}
-	case GLD:
-		set.Rule = stp.Radii
 	case Combined:
 		// α = ε/(n v_i) = Noise·√n/v_i (stp never measures x_k with Top,
 		// whatever Remeasure says).
