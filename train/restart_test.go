@@ -169,3 +169,100 @@ func TestRestartErrorsNameTheField(t *testing.T) {
 		t.Errorf("restart-after 12: err = %v, want one naming restart-after", err)
 	}
 }
+
+// TestClimb: an attempt that passes its check climbs with the climb's
+// directions from the next iteration on, from the point it reached; the
+// iteration of the switch is marked, and a run restored after it goes on
+// bit-exactly.
+func TestClimb(t *testing.T) {
+	cfg := restartConfig()
+	cfg.STP.ClimbDirections, cfg.STP.ClimbTop = 5, 3
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// plain is the same run without the climb: the two are the same run
+	// up to the switch, which keeps the point reached.
+	plainCfg := restartConfig()
+	plain, err := New(plainCfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 5}
+	qp := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 5}
+	var climbedAt []int
+	for !r.Done() {
+		before := r.Counters().Episodes
+		pt, err := r.Iterate(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.climbing() || pt.Climbed {
+			pp, err := plain.Iterate(context.Background(), qp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pp.Climbed = pt.Climbed; pp != pt || !slices.Equal(plain.X(), r.X()) {
+				t.Fatalf("iteration %d before the climb differs from the run without it:\n%+v\n%+v", pt.Iter, pt, pp)
+			}
+		}
+		// 3 directions × 2 points × K 2 before the check at 48 episodes,
+		// then 5 × 2 × 2.
+		want := 12
+		if before >= 48 {
+			want = 20
+		}
+		if got := pt.Episodes - before; got != want {
+			t.Fatalf("iteration %d from %d episodes ran %d episodes, want %d", pt.Iter, before, got, want)
+		}
+		if pt.Climbed {
+			climbedAt = append(climbedAt, pt.Episodes)
+		}
+		if pt.Restarted {
+			t.Fatalf("restarted at %d episodes: episodes of 5 steps pass the check", pt.Episodes)
+		}
+	}
+	if !slices.Equal(climbedAt, []int{48}) {
+		t.Fatalf("climbs marked at %v, want [48]", climbedAt)
+	}
+	// Resume across the switch, and after it.
+	a, _ := New(cfg, testInfo)
+	b, _ := New(cfg, testInfo)
+	qa := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 5}
+	qb := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 5}
+	for range 6 { // past the climb, at 4 iterations
+		if _, err := b.Iterate(context.Background(), qb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !b.climbing() {
+		t.Fatal("not climbing after 6 iterations")
+	}
+	continuesAs(t, a, qa, roundTrip(t, b), qb, 6, 14)
+}
+
+// TestClimbErrorsNameTheField: climb settings need the combined step and
+// restarts, and are set together. (Without them an attempt that passes its
+// check keeps its directions: TestRestartKeepsLongEpisodes.)
+func TestClimbErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		field  string
+	}{
+		{"top alone", func(c *Config) { c.STP.ClimbTop = 2 }, "climb-top"},
+		{"directions alone", func(c *Config) { c.STP.ClimbDirections = 4 }, "climb-top"},
+		{"top above directions", func(c *Config) { c.STP.ClimbDirections, c.STP.ClimbTop = 4, 5 }, "climb-top"},
+		{"negative", func(c *Config) { c.STP.ClimbDirections, c.STP.ClimbTop = -1, 1 }, "climb-directions"},
+		{"no restarts", func(c *Config) { c.STP.ClimbDirections, c.STP.ClimbTop, c.Restart = 4, 2, Restart{} }, "climb-directions"},
+		{"not combined", func(c *Config) {
+			c.STP.ClimbDirections, c.STP.ClimbTop, c.STP.Step, c.STP.Top = 4, 2, Adaptive, 0
+		}, "climb-directions"},
+	} {
+		cfg := restartConfig()
+		tc.change(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.field+":") {
+			t.Errorf("%s: err = %v, want one naming %s", tc.name, err, tc.field)
+		}
+	}
+}
