@@ -65,7 +65,7 @@ func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	r := &Run{cfg: cfg, info: info, lin: lin, norm: norm}
-	if r.opt, err = r.newAttemptOptimizer(r.lin.Params()); err != nil {
+	if r.opt, err = r.newAttemptOptimizer(); err != nil {
 		return nil, err
 	}
 	per := r.opt.Size() * cfg.Problem.K
@@ -264,7 +264,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 			return pt, err
 		}
 	}
-	if err := r.checkRestart(&pt); err != nil {
+	if pt.Restarted, err = r.checkRestart(); err != nil {
 		return pt, err
 	}
 	pt.NonFinite = r.c.NonFinite - nonFinite

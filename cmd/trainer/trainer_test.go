@@ -351,9 +351,6 @@ func TestKFlagAndRunDir(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--common-seeds=iteration"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Hopper-v1", "--directions", "8", "--top", "4", "--restart-after", "0"}, 1, "stp-combined-m8-t4-norestart", "STP combined, m=8, top 4, no restarts"},
 		{[]string{"--env", "HalfCheetah-v1", "--restart-after", "400", "--restart-length", "0.125"}, 1, "stp-combined-re400x0.125", "STP combined, restarts after 400 below 0.125"},
-		{[]string{"--env", "Hopper-v1", "--climb-directions", "0", "--climb-top", "0"}, 1, "stp-combined-noclimb", "STP combined, no climb"},
-		{[]string{"--env", "Hopper-v1", "--climb-directions", "16", "--climb-top", "8", "--restart-after", "400"}, 1, "stp-combined-c16t8-re400x0.125", "STP combined, climb m=16 top 8, restarts after 400 below 0.125"},
-		{[]string{"--env", "HalfCheetah-v1", "--restart-after", "400", "--restart-length", "0.125", "--climb-directions", "16", "--climb-top", "8"}, 1, "stp-combined-c16t8-re400x0.125", "STP combined, climb m=16 top 8, restarts after 400 below 0.125"},
 		{[]string{"--env", "Hopper-v1", "--shift", "0.5", "--common-seeds=pair"}, 1, "stp-combined-spair-shift0.5", "STP combined, pair seeds, shift 0.5"},
 		{[]string{"--env", "Hopper-v1", "--shift", "1"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Hopper-v1", "--directions", "16", "--top", "8", "--rate", "0.02", "--noise", "0.05"}, 1, "stp-combined-m16-t8-n0.05-r0.02", "STP combined, m=16, top 8, noise 0.05, rate 0.02"},
@@ -383,19 +380,6 @@ func TestKFlagAndRunDir(t *testing.T) {
 	}
 	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--common-seeds=all"}, io.Discard); err == nil || !strings.Contains(err.Error(), "common-seeds") {
 		t.Errorf("--common-seeds=all: err = %v", err)
-	}
-	for _, args := range [][]string{
-		{"--env", "HalfCheetah-v1", "--climb-directions", "16", "--climb-top", "8"},                                  // no restarts
-		{"--env", "HalfCheetah-v1", "--restart-after", "400", "--restart-length", "0.1", "--climb-directions", "16"}, // no climb-top
-		{"--env", "Hopper-v1", "--restart-after", "0", "--climb-top", "4"},
-	} {
-		f, err := parseTrainFlags(args, io.Discard)
-		if err == nil {
-			_, err = f.config()
-		}
-		if err == nil || !strings.Contains(err.Error(), "climb-") {
-			t.Errorf("%v: err = %v, want one naming a climb flag", args, err)
-		}
 	}
 	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--common-seeds", "pair"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--common-seeds=pair") {
 		t.Errorf("--common-seeds pair: err = %v, want the hint --common-seeds=pair", err)
@@ -513,38 +497,6 @@ func TestCombinedDefault(t *testing.T) {
 		if l["accepted"] != "combined" {
 			t.Fatalf("curve line %d: accepted %v, want combined", i+1, l["accepted"])
 		}
-	}
-}
-
-// TestClimbEndToEnd: on the real Hopper, capped at 100 steps, an attempt
-// whose episodes last 1% of the horizon passes its check at 16 episodes
-// and climbs from then on with 8 directions, 16 episodes an iteration; the
-// curve and the log say so.
-func TestClimbEndToEnd(t *testing.T) {
-	out := t.TempDir()
-	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--max-episodes", "64", "--horizon", "100", "--eval-every", "2",
-		"--eval-episodes", "2", "--restart-after", "16", "--restart-length", "0.01", "--bridge", bridgeAddr, "--out", out, "--log-level", "info")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	dir := filepath.Join(out, "Hopper-v1", "stp-combined-re16x0.01", "seed1")
-	var episodes []float64
-	var climbed []float64
-	for _, l := range curve(t, dir)[1:] {
-		episodes = append(episodes, l["episodes"].(float64))
-		if l["climbed"] == true {
-			climbed = append(climbed, l["episodes"].(float64))
-		}
-	}
-	// 8 episodes an iteration (4 directions) up to the check at 16, then 16.
-	if want := []float64{8, 16, 32, 48, 64}; !slices.Equal(episodes, want) || !slices.Equal(climbed, []float64{16}) {
-		t.Fatalf("iterations end at %v, climbed at %v; want %v and [16]", episodes, climbed, want)
-	}
-	if r := readResult(t, dir); r.Restarts != 0 || r.Episodes != 64 {
-		t.Fatalf("%d episodes, %d restarts; want 64 and none", r.Episodes, r.Restarts)
-	}
-	if strings.Count(stderr, "climb: the attempt passed its restart check") != 1 {
-		t.Fatalf("the log does not say the climb:\n%s", stderr)
 	}
 }
 
