@@ -429,10 +429,16 @@ func TestSummaryTable(t *testing.T) {
 	if len(rows) != 3 || rows[0].Env != "Swimmer-v1" || rows[1].Label != "STP_IS adaptive" {
 		t.Fatalf("rows %+v", rows)
 	}
-	if r := rows[1]; r.Seeds != 3 || r.Reached != 3 || r.MedianEpisodes != 1300 || !(r.MedianBest >= r.MedianFinal) {
+	if r := rows[1]; r.Seeds != 3 || r.Reached != 3 || r.MedianEpisodes != 1300 || r.HalfEpisodes != 1300 || !(r.MedianBest >= r.MedianFinal) {
 		t.Errorf("Hopper STP_IS row %+v", r)
 	}
-	if !strings.Contains(md, "| Hopper-v1 | ARS V2-t | 2/3 | 2500 |") {
+	// ARS reached at 2000 and 3000 on two of three seeds: the median of
+	// those is 2500, and two seeds (half of three, rounded up) had reached
+	// by 3000. Swimmer's two seeds never reach: no half.
+	if r := rows[0]; r.Reached != 0 || !math.IsNaN(r.HalfEpisodes) {
+		t.Errorf("Swimmer row %+v, want no half", r)
+	}
+	if !strings.Contains(md, "| Hopper-v1 | ARS V2-t | 2/3 | 2500 | 3000 |") || !strings.Contains(md, "| Swimmer-v1 | STP fixed | 0/2 | — | — |") {
 		t.Errorf("summary:\n%s", md)
 	}
 }

@@ -33,7 +33,7 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainer table", flag.ContinueOnError)
 	paper := fs.Bool("paper", false, "add the paper's published figures beside ours")
-	summary := fs.Bool("summary", false, "one row per task and method: seeds that reached the threshold, median episodes to it, median best and final evaluations")
+	summary := fs.Bool("summary", false, "one row per task and method: seeds that reached the threshold, median episodes to it over those seeds, episodes until half of all the seeds had reached it, median best and final evaluations")
 	runs, err := loadRuns(fs, args, stderr)
 	if err != nil {
 		return err
