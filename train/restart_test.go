@@ -169,3 +169,126 @@ func TestRestartErrorsNameTheField(t *testing.T) {
 		t.Errorf("restart-after 12: err = %v, want one naming restart-after", err)
 	}
 }
+
+// evalLengthRoller is lengthRoller whose evaluation batches (of
+// EvalEpisodes 3) last evalLength(k) steps, k counting the evaluations.
+type evalLengthRoller struct {
+	lengthRoller
+	evals      int
+	evalLength func(k int) int
+}
+
+func (q *evalLengthRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
+	res, err := q.lengthRoller.Rollout(ctx, specs)
+	if len(specs) == 3 {
+		for i := range res {
+			res[i].Length = q.evalLength(q.evals)
+		}
+		q.evals++
+	}
+	return res, err
+}
+
+// TestClimb: an attempt climbs with the climb's directions from the first
+// evaluation whose episodes all last the horizon (the second, at 96
+// episodes: the first has one a step short), from the point it reached;
+// the iteration of the switch is marked, and a run restored after it goes
+// on bit-exactly.
+func TestClimb(t *testing.T) {
+	cfg := restartConfig()
+	cfg.STP.ClimbDirections, cfg.STP.ClimbTop = 5, 3
+	roller := func() *evalLengthRoller {
+		return &evalLengthRoller{
+			lengthRoller: lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 5},
+			evalLength: func(k int) int {
+				if k == 0 {
+					return 9
+				}
+				return 10
+			},
+		}
+	}
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// plain is the same run without the climb: the two are the same run
+	// up to the switch, which keeps the point reached.
+	plain, err := New(restartConfig(), testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, qp := roller(), roller()
+	var climbedAt []int
+	for !r.Done() {
+		before := r.Counters().Episodes
+		pt, err := r.Iterate(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.climbing() || pt.Climbed {
+			pp, err := plain.Iterate(context.Background(), qp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pp.Climbed = pt.Climbed; pp != pt || !slices.Equal(plain.X(), r.X()) {
+				t.Fatalf("iteration %d before the climb differs from the run without it:\n%+v\n%+v", pt.Iter, pt, pp)
+			}
+		}
+		// 3 directions × 2 points × K 2 up to the evaluation at 96
+		// episodes (every 4 iterations), then 5 × 2 × 2.
+		want := 12
+		if before >= 96 {
+			want = 20
+		}
+		if got := pt.Episodes - before; got != want {
+			t.Fatalf("iteration %d from %d episodes ran %d episodes, want %d", pt.Iter, before, got, want)
+		}
+		if pt.Climbed {
+			climbedAt = append(climbedAt, pt.Episodes)
+		}
+		if pt.Restarted {
+			t.Fatalf("restarted at %d episodes: episodes of 5 steps pass the check", pt.Episodes)
+		}
+	}
+	if !slices.Equal(climbedAt, []int{96}) {
+		t.Fatalf("climbs marked at %v, want [96]", climbedAt)
+	}
+	// Resume across the switch, and after it.
+	a, _ := New(cfg, testInfo)
+	b, _ := New(cfg, testInfo)
+	qa, qb := roller(), roller()
+	for range 10 { // past the climb, at 8 iterations
+		if _, err := b.Iterate(context.Background(), qb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !b.climbing() {
+		t.Fatal("not climbing after 10 iterations")
+	}
+	continuesAs(t, a, qa, roundTrip(t, b), qb, 10, 16)
+}
+
+// TestClimbErrorsNameTheField: climb settings need the combined step and
+// are set together.
+func TestClimbErrorsNameTheField(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(*Config)
+		field  string
+	}{
+		{"top alone", func(c *Config) { c.STP.ClimbTop = 2 }, "climb-top"},
+		{"directions alone", func(c *Config) { c.STP.ClimbDirections = 4 }, "climb-top"},
+		{"top above directions", func(c *Config) { c.STP.ClimbDirections, c.STP.ClimbTop = 4, 5 }, "climb-top"},
+		{"negative", func(c *Config) { c.STP.ClimbDirections, c.STP.ClimbTop = -1, 1 }, "climb-directions"},
+		{"not combined", func(c *Config) {
+			c.STP.ClimbDirections, c.STP.ClimbTop, c.STP.Step, c.STP.Top = 4, 2, Adaptive, 0
+		}, "climb-directions"},
+	} {
+		cfg := restartConfig()
+		tc.change(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.field+":") {
+			t.Errorf("%s: err = %v, want one naming %s", tc.name, err, tc.field)
+		}
+	}
+}
