@@ -100,10 +100,6 @@ type Point struct {
 	// Restarted says the run gave up its attempt after this iteration and
 	// starts afresh (train.Restart).
 	Restarted bool `json:"restarted,omitempty"`
-	// Climbed says the attempt passed its restart check after this
-	// iteration and climbs from then on with more directions
-	// (train.STPSettings.ClimbDirections).
-	Climbed bool `json:"climbed,omitempty"`
 	// ElapsedS is the run's wall time so far (over all its invocations),
 	// EpsPerS this invocation's training episodes per second.
 	ElapsedS float64 `json:"elapsed_s"`
@@ -127,7 +123,6 @@ type line struct {
 	NonFinite int     `json:"non_finite,omitempty"`
 	Accepted  string  `json:"accepted,omitempty"`
 	Restarted bool    `json:"restarted,omitempty"`
-	Climbed   bool    `json:"climbed,omitempty"`
 	ElapsedS  jfloat  `json:"elapsed_s"`
 	EpsPerS   jfloat  `json:"eps_per_s"`
 }
@@ -136,7 +131,7 @@ type line struct {
 func (p Point) MarshalJSON() ([]byte, error) {
 	l := line{Iter: &p.Iter, Episodes: &p.Episodes, EnvSteps: p.EnvSteps, Reward: jfloat(p.Reward), BestEval: jfloat(p.BestEval),
 		ReachedAt: p.ReachedAt, StepSize: jfloat(p.StepSize), PEntropy: jfloat(p.PEntropy), NonFinite: p.NonFinite,
-		Accepted: p.Accepted, Restarted: p.Restarted, Climbed: p.Climbed, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
+		Accepted: p.Accepted, Restarted: p.Restarted, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
 	if p.HasEval {
 		m, s := jfloat(p.EvalMean), jfloat(p.EvalStd)
 		l.EvalMean, l.EvalStd = &m, &s
@@ -155,7 +150,7 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 	}
 	*p = Point{EnvSteps: l.EnvSteps, Reward: float64(l.Reward), BestEval: float64(l.BestEval), ReachedAt: l.ReachedAt,
 		StepSize: float64(l.StepSize), PEntropy: float64(l.PEntropy), NonFinite: l.NonFinite, Accepted: l.Accepted,
-		Restarted: l.Restarted, Climbed: l.Climbed, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
+		Restarted: l.Restarted, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
 	if l.Iter != nil {
 		p.Iter = *l.Iter
 	}

@@ -219,13 +219,6 @@ type STPSettings struct {
 	Top   int     `json:"top,omitempty"`
 	Noise float64 `json:"noise,omitempty"`
 	Rate  float64 `json:"rate,omitempty"`
-	// ClimbDirections and ClimbTop, when > 0, replace Directions and Top
-	// of the combined step once an evaluation's episodes all last the
-	// whole horizon (the robot no longer falls): more directions per
-	// iteration climb more steadily than the few that learn fastest not to
-	// fall. A restart goes back to Directions and Top. 0: unchanged.
-	ClimbDirections int `json:"climb_directions,omitempty"`
-	ClimbTop        int `json:"climb_top,omitempty"`
 	// Basis is the basis whose columns are the directions: the paper's
 	// Gaussian (the default, also when empty) or Orthogonal.
 	// NormalizeBasis scales the Gaussian basis columns to unit norm (the
@@ -320,7 +313,6 @@ func Preset(preset string, method Method, step Step, env string, k int) (Config,
 		c.STP.Basis, c.STP.Directions, c.STP.Top = Orthogonal, CombinedDirections, CombinedTop
 		if task.Name == "Hopper" {
 			c.Problem.CommonSeeds, c.STP.Directions, c.STP.Top, c.Restart = IterationSeeds, HopperDirections, HopperTop, HopperRestart
-			c.STP.ClimbDirections, c.STP.ClimbTop = CombinedDirections, CombinedTop
 		}
 		c.STP.Noise, c.STP.Rate = a.Noise, a.StepSize
 		if k != 0 {
@@ -421,14 +413,6 @@ func (c Config) Validate() error {
 		return bad("rate", "%v must be positive and finite (the combined step)", s.Rate)
 	case s.Step == Combined && (!(s.Noise > 0) || math.IsInf(s.Noise, 0)):
 		return bad("noise", "%v must be positive and finite (the combined step)", s.Noise)
-	case s.ClimbDirections < 0 || s.ClimbDirections > 4096:
-		return bad("climb-directions", "%d is outside [0 (unchanged), 4096]", s.ClimbDirections)
-	case (s.ClimbDirections > 0) != (s.ClimbTop > 0):
-		return bad("climb-top", "%d: climb-directions (%d) and climb-top are set together or not at all", s.ClimbTop, s.ClimbDirections)
-	case s.ClimbTop > s.ClimbDirections:
-		return bad("climb-top", "%d is above climb-directions = %d", s.ClimbTop, s.ClimbDirections)
-	case s.ClimbDirections > 0 && s.Step != Combined:
-		return bad("climb-directions", "%d needs --step combined", s.ClimbDirections)
 	case !(s.Alpha0 > 0) || math.IsInf(s.Alpha0, 0):
 		return bad("alpha0", "%v must be positive and finite", s.Alpha0)
 	case !(s.Epsilon >= 0) || math.IsInf(s.Epsilon, 0):
@@ -539,13 +523,6 @@ func (c Config) parts() []part {
 		}
 		if comb && d.STP.Rate != s.Rate {
 			ps = append(ps, part{fmt.Sprintf("rate %g", s.Rate), fmt.Sprintf("r%g", s.Rate)})
-		}
-		if comb && (s.ClimbDirections != d.STP.ClimbDirections || s.ClimbTop != d.STP.ClimbTop) {
-			label, dir := "no climb", "noclimb"
-			if s.ClimbDirections > 0 {
-				label, dir = fmt.Sprintf("climb m=%d top %d", s.ClimbDirections, s.ClimbTop), fmt.Sprintf("c%dt%d", s.ClimbDirections, s.ClimbTop)
-			}
-			ps = append(ps, part{label, dir})
 		}
 		if rs := c.Restart; rs != d.Restart {
 			label := "no restarts"

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/stpis/stpis/policy"
-	"github.com/stpis/stpis/rundir"
 )
 
 // Restart is the rule by which a run gives up an attempt that is still on
@@ -38,18 +37,10 @@ type Attempt struct {
 	MidSteps    int64 `json:"mid_steps,omitempty"`
 	// Checked says the attempt passed its check and runs to the end.
 	Checked bool `json:"checked,omitempty"`
-	// Climbing says an evaluation of the attempt had all its episodes
-	// last the horizon, and it climbs with STPSettings.ClimbDirections
-	// from then on.
-	Climbing bool `json:"climbing,omitempty"`
 }
 
-// restartStream derives the seeds of the attempts after the first, and
-// climbStream the seed of an attempt's climb (STPSettings.ClimbDirections).
-const (
-	restartStream = 0x72657374 // "rest"
-	climbStream   = 0x636c696d // "clim"
-)
+// restartStream derives the seeds of the attempts after the first.
+const restartStream = 0x72657374 // "rest"
 
 // seed is the seed of the current attempt: the run's for the first, so
 // that a run that never restarts is the run without the rule.
@@ -69,69 +60,42 @@ func (r *Run) horizon() int {
 	return h
 }
 
-// climbing says whether the current attempt climbs with
-// STPSettings.ClimbDirections.
-func (r *Run) climbing() bool {
-	return r.cfg.STP.ClimbDirections > 0 && r.c.Attempt.Climbing
-}
-
-// checkClimb starts the climb after an evaluation whose shortest episode
-// lasted minLength steps, if they all lasted the horizon, and marks pt.
-func (r *Run) checkClimb(minLength int, pt *rundir.Point) error {
-	h := r.horizon()
-	if r.cfg.STP.ClimbDirections == 0 || r.c.Attempt.Climbing || h <= 0 || minLength < h {
-		return nil
-	}
-	r.c.Attempt.Climbing = true
-	opt, err := r.newAttemptOptimizer(r.X())
-	if err != nil {
-		return fmt.Errorf("train: climb: %w", err)
-	}
-	r.opt, pt.Climbed = opt, true
-	return nil
-}
-
-// newAttemptOptimizer builds the optimizer of the current attempt at x0:
-// its seed, and once it climbs, the climb's directions on a seed of their
-// own.
-func (r *Run) newAttemptOptimizer(x0 []float64) (Optimizer, error) {
+// newAttemptOptimizer builds the optimizer of the current attempt at the
+// run's initial point (r.lin, which training never changes: x = 0).
+func (r *Run) newAttemptOptimizer() (Optimizer, error) {
 	cfg := r.cfg
 	cfg.Problem.Seed = r.seed()
-	if r.climbing() {
-		cfg.STP.Directions, cfg.STP.Top = cfg.STP.ClimbDirections, cfg.STP.ClimbTop
-		cfg.Problem.Seed = mix(cfg.Problem.Seed, climbStream)
-	}
-	return newOptimizer(cfg, x0)
+	return newOptimizer(cfg, r.lin.Params())
 }
 
-// checkRestart applies the rule after an iteration and marks pt
-// Restarted when it started a new attempt.
-func (r *Run) checkRestart(pt *rundir.Point) error {
+// checkRestart applies the rule after an iteration and reports whether it
+// started a new attempt.
+func (r *Run) checkRestart() (bool, error) {
 	rule, a := r.cfg.Restart, &r.c.Attempt
 	if !rule.On() || a.Checked || r.c.Reached {
-		return nil
+		return false, nil
 	}
 	ran := r.c.Episodes - a.Start
 	if a.MidEpisodes == 0 && ran >= rule.After/2 {
 		a.MidEpisodes, a.MidSteps = r.c.Episodes, r.c.EnvSteps
 	}
 	if ran < rule.After || r.c.Episodes == a.MidEpisodes {
-		return nil
+		return false, nil
 	}
 	length := float64(r.c.EnvSteps-a.MidSteps) / float64(r.c.Episodes-a.MidEpisodes)
 	if h := r.horizon(); h <= 0 || length >= rule.Length*float64(h) {
 		a.Checked = true
-		return nil
+		return false, nil
 	}
 	*a = Attempt{Restarts: a.Restarts + 1, Start: r.c.Episodes}
-	opt, err := r.newAttemptOptimizer(r.lin.Params())
+	opt, err := r.newAttemptOptimizer()
 	if err != nil {
-		return fmt.Errorf("train: restart: %w", err)
+		return false, fmt.Errorf("train: restart: %w", err)
 	}
 	norm, err := policy.NewNormalizer(r.info.ObsDim)
 	if err != nil {
-		return fmt.Errorf("train: restart: %w", err)
+		return false, fmt.Errorf("train: restart: %w", err)
 	}
-	r.opt, r.norm, pt.Restarted = opt, norm, true
-	return nil
+	r.opt, r.norm = opt, norm
+	return true, nil
 }

@@ -65,7 +65,7 @@ func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	r := &Run{cfg: cfg, info: info, lin: lin, norm: norm}
-	if r.opt, err = r.newAttemptOptimizer(r.lin.Params()); err != nil {
+	if r.opt, err = r.newAttemptOptimizer(); err != nil {
 		return nil, err
 	}
 	per := r.opt.Size() * cfg.Problem.K
@@ -264,7 +264,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 			return pt, err
 		}
 	}
-	if err := r.checkRestart(&pt); err != nil {
+	if pt.Restarted, err = r.checkRestart(); err != nil {
 		return pt, err
 	}
 	pt.NonFinite = r.c.NonFinite - nonFinite
@@ -293,12 +293,9 @@ func (r *Run) evaluate(ctx context.Context, env Roller, pt *rundir.Point) error 
 	p, l := r.cfg.Problem, r.cfg.Limits
 	// The seeds follow the iteration, so that an evaluation at a given
 	// iteration sees the same episodes however the run was chunked.
-	mean, std, minLength, err := evaluate(ctx, env, r.Policy(), l.EvalEpisodes, mix(mix(p.Seed, evalStream), uint64(r.c.Iter)), p.Horizon, p.Kwargs)
+	mean, std, err := Evaluate(ctx, env, r.Policy(), l.EvalEpisodes, mix(mix(p.Seed, evalStream), uint64(r.c.Iter)), p.Horizon, p.Kwargs)
 	if err != nil {
 		return fmt.Errorf("train: evaluation at iteration %d: %w", r.c.Iter, err)
-	}
-	if err := r.checkClimb(minLength, pt); err != nil {
-		return err
 	}
 	r.c.Evals++
 	r.c.EvalEpisodes += l.EvalEpisodes
@@ -328,14 +325,8 @@ func (r *Run) EvaluateInitial(ctx context.Context, env Roller) (rundir.Point, er
 // and returns the mean and standard deviation of their (unshifted) returns.
 // A non-finite episode is an error: it is never averaged.
 func Evaluate(ctx context.Context, env Roller, f policy.File, n int, seed uint64, horizon int, kwargs envclient.Kwargs) (mean, std float64, err error) {
-	mean, std, _, err = evaluate(ctx, env, f, n, seed, horizon, kwargs)
-	return mean, std, err
-}
-
-// evaluate is Evaluate, and the length of the shortest episode.
-func evaluate(ctx context.Context, env Roller, f policy.File, n int, seed uint64, horizon int, kwargs envclient.Kwargs) (mean, std float64, minLength int, err error) {
 	if n < 1 {
-		return 0, 0, 0, fmt.Errorf("train: evaluate: episodes %d must be ≥ 1", n)
+		return 0, 0, fmt.Errorf("train: evaluate: episodes %d must be ≥ 1", n)
 	}
 	norm := f.Normalizer.Snapshot()
 	specs := make([]envclient.EpisodeSpec, n)
@@ -348,20 +339,18 @@ func evaluate(ctx context.Context, env Roller, f policy.File, n int, seed uint64
 	}
 	res, err := env.Rollout(ctx, specs)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, err
 	}
 	var s, ss float64
-	minLength = math.MaxInt
 	for j, e := range res {
 		if e.NonFinite {
-			return 0, 0, 0, fmt.Errorf("train: evaluation episode %d: %s", j, e.NonFiniteDetail)
+			return 0, 0, fmt.Errorf("train: evaluation episode %d: %s", j, e.NonFiniteDetail)
 		}
 		s += e.Return
 		ss += e.Return * e.Return
-		minLength = min(minLength, e.Length)
 	}
 	mean = s / float64(n)
-	return mean, math.Sqrt(math.Max(ss/float64(n)-mean*mean, 0)), minLength, nil
+	return mean, math.Sqrt(math.Max(ss/float64(n)-mean*mean, 0)), nil
 }
 
 // Result is the run's result.json (without its times, which the run

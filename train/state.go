@@ -55,10 +55,9 @@ func Restore(b []byte) (*Run, error) {
 		return nil, fmt.Errorf("train: restore: %w", err)
 	}
 	r.c, r.norm, r.bestX, r.bestNorm = st.Counters, st.Normalizer, st.BestX, st.BestNorm
-	if r.c.Attempt.Restarts > 0 || r.climbing() {
-		// The attempt's optimizer, built from its seed (the basis is) and
-		// with its climb's directions.
-		if r.opt, err = r.newAttemptOptimizer(r.lin.Params()); err != nil {
+	if r.c.Attempt.Restarts > 0 {
+		// The attempt's optimizer, built from its seed (the basis is).
+		if r.opt, err = r.newAttemptOptimizer(); err != nil {
 			return nil, fmt.Errorf("train: restore: %w", err)
 		}
 	}

@@ -70,12 +70,6 @@ func (r *recorder) Record(p rundir.Point) error {
 		r.log.Info().Int("episodes", p.Episodes).Int("restart_after", rs.After).Float64("restart_length", rs.Length).
 			Msgf("restart: the last %d episodes lasted under %g of the horizon (the first plateau); a fresh attempt takes the rest of the budget", rs.After-rs.After/2, rs.Length)
 	}
-	if p.Climbed {
-		r.end()
-		s := r.cfg.STP
-		r.log.Info().Int("episodes", p.Episodes).Int("directions", s.ClimbDirections).Int("top", s.ClimbTop).
-			Msgf("climb: the evaluation's episodes all lasted the horizon; from now on each iteration evaluates %d directions and combines the best %d", s.ClimbDirections, s.ClimbTop)
-	}
 	if p.ReachedAt > 0 {
 		r.end()
 		r.log.Info().Int("episodes", p.ReachedAt).Float64("eval", p.EvalMean).Float64("threshold", r.cfg.Limits.Threshold).Msg("threshold reached")

@@ -31,7 +31,6 @@ type trainFlags struct {
 	obsNorm, lipschitz, basis string
 	alpha0, eps, mix          float64
 	directions, top           int
-	climbDirections, climbTop int
 	rate, noise               float64
 	restartAfter              int
 	restartLength             float64
@@ -72,8 +71,6 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.Float64Var(&f.eps, "eps", 0, "ε of the fixed step ε/(n v_i) (preset: 0.05·n, a step of 0.05/v_i)")
 	fs.IntVar(&f.directions, "directions", 0, "directions per iteration, 2 points each, plus x_k (0 or 1: the paper's one)")
 	fs.IntVar(&f.top, "top", 0, "with --step combined: the number of the iteration's directions combined into its step (preset: 4)")
-	fs.IntVar(&f.climbDirections, "climb-directions", 0, "with --step combined: the directions per iteration once an evaluation's episodes all last the horizon (the robot no longer falls; 0: unchanged; preset: 8 on Hopper)")
-	fs.IntVar(&f.climbTop, "climb-top", 0, "with --climb-directions: the directions combined from then on (preset: 4 on Hopper)")
 	fs.Float64Var(&f.noise, "noise", 0, "with --step combined: the points are x_k ± ν√n b_i/v_i, ARS's ν for unit directions (preset: ARS's for the task)")
 	fs.Float64Var(&f.rate, "rate", 0, "with --step combined: the step is α√n times the combination, ARS's α for unit directions (preset: ARS's for the task)")
 	fs.IntVar(&f.restartAfter, "restart-after", 0, "give up an attempt that, after N training episodes, is still on the first plateau (its episodes since N/2 last less than --restart-length of the horizon) and start afresh within the budget; 0: never (preset)")
@@ -129,29 +126,27 @@ func (f *trainFlags) config() (train.Config, error) {
 	p.Seed, p.Kwargs, p.Horizon = f.seed, f.kwargs.kw, f.horizon
 	l.StopAtThreshold = !f.continueAfter
 	for name, apply := range map[string]func(){
-		"max-episodes":     func() { l.MaxEpisodes = f.maxEpisodes },
-		"threshold":        func() { l.Threshold, l.HasThreshold = f.threshold.v, !f.threshold.none },
-		"eval-every":       func() { l.EvalEvery = f.evalEvery },
-		"eval-episodes":    func() { l.EvalEpisodes = f.evalEpisodes },
-		"eval-spacing":     func() { l.EvalSpacing = f.evalSpacing },
-		"shift":            func() { p.Shift = f.shift.v },
-		"obs-norm":         func() { p.ObsNorm = train.ObsNorm(f.obsNorm) },
-		"common-seeds":     func() { p.CommonSeeds = f.commonSeeds.v },
-		"alpha0":           func() { s.Alpha0 = f.alpha0 },
-		"basis":            func() { s.Basis = train.Basis(f.basis) },
-		"eps":              func() { s.Epsilon = f.eps },
-		"width":            func() { s.Width = f.width },
-		"surrogate-steps":  func() { s.SurrogateSteps = f.surrogateSteps },
-		"lipschitz":        func() { s.Lipschitz = train.Lipschitz(f.lipschitz) },
-		"mix":              func() { s.Mixing = f.mix },
-		"directions":       func() { s.Directions = f.directions },
-		"top":              func() { s.Top = f.top },
-		"rate":             func() { s.Rate = f.rate },
-		"noise":            func() { s.Noise = f.noise },
-		"restart-after":    func() { c.Restart.After = f.restartAfter },
-		"restart-length":   func() { c.Restart.Length = f.restartLength },
-		"climb-directions": func() { s.ClimbDirections = f.climbDirections },
-		"climb-top":        func() { s.ClimbTop = f.climbTop },
+		"max-episodes":    func() { l.MaxEpisodes = f.maxEpisodes },
+		"threshold":       func() { l.Threshold, l.HasThreshold = f.threshold.v, !f.threshold.none },
+		"eval-every":      func() { l.EvalEvery = f.evalEvery },
+		"eval-episodes":   func() { l.EvalEpisodes = f.evalEpisodes },
+		"eval-spacing":    func() { l.EvalSpacing = f.evalSpacing },
+		"shift":           func() { p.Shift = f.shift.v },
+		"obs-norm":        func() { p.ObsNorm = train.ObsNorm(f.obsNorm) },
+		"common-seeds":    func() { p.CommonSeeds = f.commonSeeds.v },
+		"alpha0":          func() { s.Alpha0 = f.alpha0 },
+		"basis":           func() { s.Basis = train.Basis(f.basis) },
+		"eps":             func() { s.Epsilon = f.eps },
+		"width":           func() { s.Width = f.width },
+		"surrogate-steps": func() { s.SurrogateSteps = f.surrogateSteps },
+		"lipschitz":       func() { s.Lipschitz = train.Lipschitz(f.lipschitz) },
+		"mix":             func() { s.Mixing = f.mix },
+		"directions":      func() { s.Directions = f.directions },
+		"top":             func() { s.Top = f.top },
+		"rate":            func() { s.Rate = f.rate },
+		"noise":           func() { s.Noise = f.noise },
+		"restart-after":   func() { c.Restart.After = f.restartAfter },
+		"restart-length":  func() { c.Restart.Length = f.restartLength },
 	} {
 		if f.set[name] {
 			apply()

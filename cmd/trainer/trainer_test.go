@@ -351,9 +351,6 @@ func TestKFlagAndRunDir(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--common-seeds=iteration"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Hopper-v1", "--directions", "8", "--top", "4", "--restart-after", "0"}, 1, "stp-combined-m8-t4-norestart", "STP combined, m=8, top 4, no restarts"},
 		{[]string{"--env", "HalfCheetah-v1", "--restart-after", "400", "--restart-length", "0.125"}, 1, "stp-combined-re400x0.125", "STP combined, restarts after 400 below 0.125"},
-		{[]string{"--env", "Hopper-v1", "--climb-directions", "0", "--climb-top", "0"}, 1, "stp-combined-noclimb", "STP combined, no climb"},
-		{[]string{"--env", "Hopper-v1", "--climb-directions", "16", "--climb-top", "8", "--restart-after", "400"}, 1, "stp-combined-c16t8-re400x0.125", "STP combined, climb m=16 top 8, restarts after 400 below 0.125"},
-		{[]string{"--env", "HalfCheetah-v1", "--restart-after", "400", "--restart-length", "0.125", "--climb-directions", "16", "--climb-top", "8"}, 1, "stp-combined-c16t8-re400x0.125", "STP combined, climb m=16 top 8, restarts after 400 below 0.125"},
 		{[]string{"--env", "Hopper-v1", "--shift", "0.5", "--common-seeds=pair"}, 1, "stp-combined-spair-shift0.5", "STP combined, pair seeds, shift 0.5"},
 		{[]string{"--env", "Hopper-v1", "--shift", "1"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Hopper-v1", "--directions", "16", "--top", "8", "--rate", "0.02", "--noise", "0.05"}, 1, "stp-combined-m16-t8-n0.05-r0.02", "STP combined, m=16, top 8, noise 0.05, rate 0.02"},
@@ -383,18 +380,6 @@ func TestKFlagAndRunDir(t *testing.T) {
 	}
 	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--common-seeds=all"}, io.Discard); err == nil || !strings.Contains(err.Error(), "common-seeds") {
 		t.Errorf("--common-seeds=all: err = %v", err)
-	}
-	for _, args := range [][]string{
-		{"--env", "HalfCheetah-v1", "--restart-after", "400", "--restart-length", "0.1", "--climb-directions", "16"}, // no climb-top
-		{"--env", "Hopper-v1", "--climb-top", "9"}, // above the preset's 8 directions
-	} {
-		f, err := parseTrainFlags(args, io.Discard)
-		if err == nil {
-			_, err = f.config()
-		}
-		if err == nil || !strings.Contains(err.Error(), "climb-") {
-			t.Errorf("%v: err = %v, want one naming a climb flag", args, err)
-		}
 	}
 	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--common-seeds", "pair"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--common-seeds=pair") {
 		t.Errorf("--common-seeds pair: err = %v, want the hint --common-seeds=pair", err)
@@ -515,47 +500,18 @@ func TestCombinedDefault(t *testing.T) {
 	}
 }
 
-// TestClimbEndToEnd: on the real Swimmer, which never ends an episode
-// early, the first evaluation (of x_0, before training) has every episode
-// last the horizon, so the run climbs from its first iteration with 16
-// directions, 32 episodes an iteration; the curve and the log say so.
-func TestClimbEndToEnd(t *testing.T) {
-	out := t.TempDir()
-	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--method", "stp", "--step", "combined", "--climb-directions", "16", "--climb-top", "8",
-		"--max-episodes", "64", "--horizon", "50", "--eval-every", "1", "--eval-episodes", "2", "--bridge", bridgeAddr, "--out", out, "--log-level", "info")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	dir := filepath.Join(out, "Swimmer-v1", "stp-combined-c16t8", "seed1")
-	var episodes, climbed []float64
-	for _, l := range curve(t, dir) {
-		episodes = append(episodes, l["episodes"].(float64))
-		if l["climbed"] == true {
-			climbed = append(climbed, l["episodes"].(float64))
-		}
-	}
-	if want := []float64{0, 32, 64}; !slices.Equal(episodes, want) || !slices.Equal(climbed, []float64{0}) {
-		t.Fatalf("iterations end at %v, climbed at %v; want %v and [0]", episodes, climbed, want)
-	}
-	if strings.Count(stderr, "climb: the evaluation's episodes all lasted the horizon") != 1 {
-		t.Fatalf("the log does not say the climb:\n%s", stderr)
-	}
-}
-
 // TestRestartEndToEnd: on the real Hopper, capped at 100 steps, episodes of
 // a policy near zero end when the robot falls, well under 95 steps, so
 // every attempt is given up at its check, 16 episodes in, and the log
-// says so. The climb is off: at 100 steps an evaluation of two episodes
-// can last the horizon, and its 16-episode iterations would move the
-// checks.
+// says so.
 func TestRestartEndToEnd(t *testing.T) {
 	out := t.TempDir()
 	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--max-episodes", "56", "--horizon", "100", "--eval-every", "2",
-		"--eval-episodes", "2", "--restart-after", "16", "--restart-length", "0.95", "--climb-directions", "0", "--climb-top", "0", "--bridge", bridgeAddr, "--out", out, "--log-level", "info")
+		"--eval-episodes", "2", "--restart-after", "16", "--restart-length", "0.95", "--bridge", bridgeAddr, "--out", out, "--log-level", "info")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	dir := filepath.Join(out, "Hopper-v1", "stp-combined-noclimb-re16x0.95", "seed1")
+	dir := filepath.Join(out, "Hopper-v1", "stp-combined-re16x0.95", "seed1")
 	if r := readResult(t, dir); r.Episodes != 56 || r.Restarts != 3 {
 		t.Fatalf("%d episodes, %d restarts; want 56 and 3 (at 16, 32, 48)", r.Episodes, r.Restarts)
 	}
