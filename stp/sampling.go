@@ -230,3 +230,67 @@ func NormalizeLipschitz(s Sampling, L []float64) ([]float64, error) {
 	}
 	return out, nil
 }
+
+func (s *Stepper) setPV(p, v []float64) error {
+	pm, err := mix(p, s.set.Mixing, s.n)
+	if err != nil {
+		return err
+	}
+	if err := checkV(v, s.n); err != nil {
+		return err
+	}
+	s.p = pm
+	s.v = append([]float64(nil), v...)
+	s.table = newAlias(s.p)
+	return nil
+}
+
+// SetLipschitz replaces p and v by those that Settings.Sampling (Uniform,
+// ISSqrt or ISL) derives from L, then applies mixing. It may be called only
+// between iterations.
+func (s *Stepper) SetLipschitz(L []float64) error {
+	if err := s.between(); err != nil {
+		return err
+	}
+	if L == nil {
+		return fmt.Errorf("%w: nil L", ErrStepParams)
+	}
+	p, v, err := FromLipschitz(s.set.Sampling, L, s.n)
+	if err != nil {
+		return err
+	}
+	return s.setPV(p, v)
+}
+
+// SetLipschitzNormalized is SetLipschitz(NormalizeLipschitz(Sampling, L)):
+// the scale of L is dropped, so that the step constants keep their
+// meaning when L is re-estimated (see [NormalizeLipschitz]). L is not
+// modified.
+func (s *Stepper) SetLipschitzNormalized(L []float64) error {
+	if err := s.between(); err != nil {
+		return err
+	}
+	if len(L) != s.n {
+		return fmt.Errorf("%w: len(L) = %d, want %d", ErrDimension, len(L), s.n)
+	}
+	nl, err := NormalizeLipschitz(s.set.Sampling, L)
+	if err != nil {
+		return err
+	}
+	return s.SetLipschitz(nl)
+}
+
+// SetProbabilities replaces p (mixing is applied to it) and v. It may be
+// called only between iterations. On error the old p and v are kept.
+func (s *Stepper) SetProbabilities(p, v []float64) error {
+	if err := s.between(); err != nil {
+		return err
+	}
+	return s.setPV(p, v)
+}
+
+// Probabilities returns a copy of p (after mixing).
+func (s *Stepper) Probabilities() []float64 { return append([]float64(nil), s.p...) }
+
+// StepParams returns a copy of v.
+func (s *Stepper) StepParams() []float64 { return append([]float64(nil), s.v...) }

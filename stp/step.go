@@ -110,3 +110,52 @@ func Theorem4Iterations(r0, eps, lambda float64, p, v []float64) (float64, error
 	}
 	return m / lambda * math.Log(2*r0/eps), nil
 }
+
+// needsPre reports whether this iteration needs a batch before x± is known.
+func (s *Stepper) needsPre() bool {
+	switch s.set.Rule {
+	case FiniteDifference:
+		return true
+	case ConvexFStar, StronglyConvexFStar:
+		return !s.fKnown
+	}
+	return false
+}
+
+func (s *Stepper) alpha0() float64 {
+	if s.set.Alpha0 == 0 {
+		return 1
+	}
+	return s.set.Alpha0
+}
+
+// stepSize returns α of direction j given the current f and, for the
+// finite-difference rule, the probe value.
+func (s *Stepper) stepSize(j int, probe float64) float64 {
+	vi := s.v[s.idx[j]]
+	a0 := s.alpha0()
+	switch s.set.Rule {
+	case Decaying:
+		return a0 / (vi * math.Sqrt(float64(s.iter+1)))
+	case Fixed:
+		eps := s.set.Epsilon
+		if eps == 0 {
+			eps = 1
+		}
+		return eps / (float64(s.n) * vi)
+	case FiniteDifference:
+		return s.damp(math.Abs(probe-s.f) / (s.t() * vi))
+	case ConvexFStar:
+		return s.damp(a0 * math.Abs(s.f-s.set.FStar) / vi)
+	case StronglyConvexFStar:
+		return s.damp(a0 / vi * math.Sqrt(2*s.set.Mu*math.Abs(s.f-s.set.FStar)))
+	}
+	panic("stp: unreachable")
+}
+
+func (s *Stepper) t() float64 {
+	if s.set.T == 0 {
+		return 1e-4
+	}
+	return s.set.T
+}
