@@ -13,6 +13,10 @@
 // per env. Table renders the Markdown episodes-to-threshold table, optionally
 // beside the paper's published numbers.
 //
-// The package reads files only; it imports no other package of this module,
-// so it can be used on run directories copied off the training machines.
+// The package reads run directories and never writes into them; the only
+// files it writes are the PNG plots. Of this module it imports rundir (the
+// formats of a run directory's files) and tasks (the thresholds, the
+// paper's Table 2 and its order of tasks), and never the trainer, the
+// optimizers or the bridge client, so it can be used on run directories
+// copied off the training machines.
 package report

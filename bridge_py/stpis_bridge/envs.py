@@ -23,17 +23,28 @@ Kwargs = Mapping[str, KwargValue]
 
 _MUJOCO_ENTRY_PREFIX = "gymnasium.envs.mujoco"
 
-# Paper name -> the gymnasium id that is made.
-_PAPER_ALIASES: dict[str, str] = {
-    "Swimmer-v1": "Swimmer-v5",
-    "Hopper-v1": "Hopper-v5",
-    "HalfCheetah-v1": "HalfCheetah-v5",
-    "Ant-v1": "Ant-v5",
-    "Humanoid-v1": "Humanoid-v5",
-    "Walker2d-v1": "Walker2d-v5",
-}
+# The paper's control tasks, in the order of its Table 2, then Walker2d (which the
+# paper does not run): the bridge's one list of them. The paper aliases and the fast
+# backend's tasks derive from it. The Go package tasks holds the same list, and a Go
+# test (internal/archtest) checks that the two agree.
+PAPER_TASKS: tuple[str, ...] = ("Swimmer", "Hopper", "HalfCheetah", "Ant", "Humanoid", "Walker2d")
 
-# What differs between the paper's v1 task and gymnasium's v5, worth telling a user.
+
+def paper_id(task: str) -> str:
+    """Return the paper's env id of a task: ``Hopper`` -> ``Hopper-v1``."""
+    return f"{task}-v1"
+
+
+def gymnasium_id(task: str) -> str:
+    """Return the gymnasium id a paper task runs as: ``Hopper`` -> ``Hopper-v5``."""
+    return f"{task}-v5"
+
+
+# Paper name -> the gymnasium id that is made.
+_PAPER_ALIASES: dict[str, str] = {paper_id(t): gymnasium_id(t) for t in PAPER_TASKS}
+
+# What differs between the paper's v1 task and gymnasium's v5, worth telling a user;
+# one entry per task of PAPER_TASKS (a test holds them equal).
 _V1_DIFFERENCES: dict[str, str] = {
     "Swimmer": "same 8-dim observation and 2-dim action as v1; reward is forward velocity "
     "minus 1e-4 x control cost as in v1",

@@ -90,20 +90,21 @@ class _Task:
     contacts: bool = False
 
 
-_TASKS: dict[str, _Task] = {
-    "Swimmer-v5": _Task(skipped_qpos=2, forward="qpos", health="", kwargs=frozenset()),
-    "HalfCheetah-v5": _Task(skipped_qpos=1, forward="qpos", health="", kwargs=frozenset()),
-    "Hopper-v5": _Task(
+# By paper task (envs.PAPER_TASKS, the one list of them; a test holds the keys equal).
+_BY_TASK: dict[str, _Task] = {
+    "Swimmer": _Task(skipped_qpos=2, forward="qpos", health="", kwargs=frozenset()),
+    "HalfCheetah": _Task(skipped_qpos=1, forward="qpos", health="", kwargs=frozenset()),
+    "Hopper": _Task(
         skipped_qpos=1,
         forward="qpos",
         health="hopper",
         kwargs=_HEALTH_KWARGS | {"healthy_state_range"},
         qvel_clip=10.0,
     ),
-    "Walker2d-v5": _Task(
+    "Walker2d": _Task(
         skipped_qpos=1, forward="qpos", health="walker", kwargs=_HEALTH_KWARGS, qvel_clip=10.0
     ),
-    "Ant-v5": _Task(
+    "Ant": _Task(
         skipped_qpos=2,
         forward="xpos",
         health="ant",
@@ -112,7 +113,7 @@ _TASKS: dict[str, _Task] = {
         | {"include_cfrc_ext_in_observation"},
         contacts=True,
     ),
-    "Humanoid-v5": _Task(
+    "Humanoid": _Task(
         skipped_qpos=2,
         forward="com",
         health="humanoid",
@@ -127,6 +128,8 @@ _TASKS: dict[str, _Task] = {
         contacts=True,
     ),
 }
+# The fast backend steps every paper task, under its gymnasium id.
+_TASKS: dict[str, _Task] = {envs.gymnasium_id(t): _BY_TASK[t] for t in envs.PAPER_TASKS}
 
 
 def fast_env_ids() -> list[str]:

@@ -24,7 +24,7 @@ from stpis_bridge.server import ServerConfig, parse_config, serve
 from stpis_bridge.worker import EpisodeTask
 from tests.conftest import TEST_LIMITS, hopper_spec, random_w
 
-PAPER_TASKS = ["Swimmer-v5", "Hopper-v5", "HalfCheetah-v5", "Walker2d-v5", "Ant-v5", "Humanoid-v5"]
+PAPER_TASKS = [envs.gymnasium_id(t) for t in envs.PAPER_TASKS]
 # Weight scales that keep each task's episodes varied but not instantly over.
 _SCALE = {
     "Swimmer-v5": 0.3,

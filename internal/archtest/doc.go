@@ -1,0 +1,12 @@
+// Package archtest holds no code: its tests check the shape of the module.
+//
+//   - The import graph is layered (layering_test.go). The leaves (stp,
+//     surrogate, policy, ars, tasks, and the other packages on floor 0)
+//     import no package of this module; every other package imports only
+//     the packages its row of the table allows, each on a lower floor.
+//   - The bridge's list of the paper's tasks (bridge_py/stpis_bridge/envs.py)
+//     agrees with package tasks (tasklist_test.go).
+//
+// A new import between packages of the module, or a new package, is a
+// one-line change to the table in layering_test.go.
+package archtest
