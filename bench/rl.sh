@@ -36,7 +36,7 @@ start_bridge matrix "$WORKERS"
 
 for task in $TASKS; do
   case $task in
-    Swimmer-v1) budget=1000 ars=(--method ars --obs-norm none) ;;
+    Swimmer-v1) budget=1000 ars=(--method ars --config bench/ars-v1.yaml) ;;
     Hopper-v1) budget=4000 ars=(--method ars) ;;
     HalfCheetah-v1) budget=3000 ars=(--method ars) ;;
     *) budget=${BUDGET:?set BUDGET for $task} ars=(--method ars) ;;

@@ -17,7 +17,7 @@ b=$BRIDGE_ADDR
 
 train() { # $1: bridge target, $2: out dir; prints training episodes per second
   bin/trainer --env Hopper-v1 --kwarg terminate_when_unhealthy=false --seed 1 \
-    --max-episodes "$EPISODES" --eval-every 100000 --eval-episodes 1 --continue-after-threshold \
+    --max-episodes "$EPISODES" --eval-spacing 1000000 --eval-episodes 1 --continue-after-threshold \
     --bridge "$1" --out "$2" --log-level warn ${TRAINER_ARGS:-} >/dev/null
   .venv/bin/python - "$2"/Hopper-v1/*/seed1 <<'PY'
 import json, sys

@@ -112,6 +112,10 @@ func LoadRun(dir string) (Run, error) {
 	if r.Meta.Label == "" {
 		r.Meta.Label = DeriveLabel(r.Meta.Method, r.Meta.Step)
 	}
+	if r.Meta.Variant == "" {
+		// Run directories are <out>/<env>/<variant>/seed<N>.
+		r.Meta.Variant = filepath.Base(filepath.Dir(filepath.Clean(dir)))
+	}
 	if r.Curve, err = rundir.ReadCurve(dir); err != nil {
 		return r, fmt.Errorf("report: %w", err)
 	}

@@ -39,8 +39,11 @@ type Meta struct {
 	Method string `json:"method"`
 	Step   string `json:"step"`
 	Label  string `json:"label"`
-	Seed   uint64 `json:"seed"`
-	K      int    `json:"k"`
+	// Variant names the run's directory ("stp-combined-m16"); with Label
+	// it is set when the run is created and never recomputed.
+	Variant string `json:"variant,omitempty"`
+	Seed    uint64 `json:"seed"`
+	K       int    `json:"k"`
 	// Threshold is the reward threshold; HasThreshold says whether there
 	// is one (an older run.json without has_threshold counts a non-zero
 	// threshold).

@@ -3,8 +3,6 @@ package tasks
 import (
 	"strconv"
 	"strings"
-
-	"github.com/stpis/stpis/ars"
 )
 
 // Task holds the facts about one of the paper's control tasks.
@@ -20,10 +18,6 @@ type Task struct {
 	HasThreshold bool
 	// Budget is our default training-episode budget.
 	Budget int
-	// ARS is ARS V2-t's published hyperparameters (Mania et al. 2018,
-	// Table 9) and ARSShift the alive-bonus shift ARS subtracts per step.
-	ARS      ars.Settings
-	ARSShift float64
 	// Table2 is the paper's Table 2, episodes to the threshold by method
 	// label ("STP_IS adaptive", "ARS V2-t", ...); 0 means N/A (never
 	// reached).
@@ -46,22 +40,16 @@ func table2(v ...int) map[string]int {
 // (which the paper does not run).
 var all = []Task{
 	{Name: "Swimmer", K: 2, Threshold: 325, HasThreshold: true, Budget: 2000,
-		ARS:    ars.Settings{StepSize: 0.02, Directions: 1, Top: 1, Noise: 0.01},
 		Table2: table2(320, 110, 200, 90, 100, 427)},
 	{Name: "Hopper", K: 4, Threshold: 3120, HasThreshold: true, Budget: 8000,
-		ARS: ars.Settings{StepSize: 0.01, Directions: 8, Top: 4, Noise: 0.025}, ARSShift: 1,
 		Table2: table2(3970, 2400, 3720, 1870, 51840, 1973)},
 	{Name: "HalfCheetah", K: 4, Threshold: 3430, HasThreshold: true, Budget: 10000,
-		ARS:    ars.Settings{StepSize: 0.02, Directions: 32, Top: 4, Noise: 0.03},
 		Table2: table2(13760, 4420, 5040, 2710, 8106, 1707)},
 	{Name: "Ant", K: 40, Threshold: 3580, HasThreshold: true, Budget: 100000,
-		ARS: ars.Settings{StepSize: 0.015, Directions: 60, Top: 20, Noise: 0.025}, ARSShift: 1,
 		Table2: table2(107220, 43860, 96980, 26480, 58133, 20800)},
 	{Name: "Humanoid", K: 120, Threshold: 6000, HasThreshold: true, Budget: 1000000,
-		ARS: ars.Settings{StepSize: 0.02, Directions: 230, Top: 230, Noise: 0.0075}, ARSShift: 5,
 		Table2: table2(0, 530200, 0, 296800, 0, 142600)},
-	{Name: "Walker2d", K: 4, Budget: 20000,
-		ARS: ars.Settings{StepSize: 0.03, Directions: 40, Top: 30, Noise: 0.025}, ARSShift: 1},
+	{Name: "Walker2d", K: 4, Budget: 20000},
 }
 
 // Name returns the task name of an env id: the id without its version

@@ -39,7 +39,7 @@ func TestTable2Complete(t *testing.T) {
 				t.Errorf("%s: unknown method %q", task.Name, m)
 			}
 		}
-		if task.K < 1 || task.Budget < 1 || task.ARS.Directions < 1 {
+		if task.K < 1 || task.Budget < 1 {
 			t.Errorf("%s: incomplete facts %+v", task.Name, task)
 		}
 	}

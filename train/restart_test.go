@@ -24,9 +24,9 @@ func (q *lengthRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpe
 }
 
 func restartConfig() Config {
-	cfg := testConfig(STP)
-	cfg.STP.Directions, cfg.STP.Top, cfg.STP.Step, cfg.STP.Rate, cfg.STP.Noise = 3, 2, Combined, 0.04, 0.02
-	cfg.STP.Basis = Orthogonal
+	cfg := testConfig("stp")
+	st(cfg).Directions, st(cfg).Top, st(cfg).Step, st(cfg).Rate, st(cfg).Noise = 3, 2, Combined, 0.04, 0.02
+	st(cfg).Basis = Orthogonal
 	cfg.Limits.MaxEpisodes = 400
 	cfg.Restart = Restart{After: 48, Length: 0.5} // an iteration is 6 points × K 2
 	return cfg
@@ -153,9 +153,9 @@ func TestRestartErrorsNameTheField(t *testing.T) {
 		r     Restart
 		field string
 	}{
-		{Restart{After: -1, Length: 0.1}, "restart-after"},
-		{Restart{After: 48, Length: 1.5}, "restart-length"},
-		{Restart{After: 48}, "restart-length"},
+		{Restart{After: -1, Length: 0.1}, "restart"},
+		{Restart{After: 48, Length: 1.5}, "restart"},
+		{Restart{After: 48}, "restart"},
 	} {
 		cfg := restartConfig()
 		cfg.Restart = tc.r
@@ -165,7 +165,7 @@ func TestRestartErrorsNameTheField(t *testing.T) {
 	}
 	cfg := restartConfig()
 	cfg.Restart.After = 12 // one iteration: no room for the check's window
-	if _, err := New(cfg, testInfo); err == nil || !strings.Contains(err.Error(), "restart-after:") {
-		t.Errorf("restart-after 12: err = %v, want one naming restart-after", err)
+	if _, err := New(cfg, testInfo); err == nil || !strings.Contains(err.Error(), "restart:") {
+		t.Errorf("restart 12: err = %v, want one naming restart", err)
 	}
 }

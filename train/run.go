@@ -73,7 +73,7 @@ func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
 	case cfg.Limits.MaxEpisodes < per:
 		return nil, bad("max-episodes", "%d is below one iteration's %d episodes (%d points × K %d)", cfg.Limits.MaxEpisodes, per, r.opt.Size(), cfg.Problem.K)
 	case cfg.Restart.On() && cfg.Restart.After < 2*per:
-		return nil, bad("restart-after", "%d is below two iterations' %d episodes (the check needs an iteration after restart-after/2)", cfg.Restart.After, 2*per)
+		return nil, bad("restart", "%d episodes is below two iterations' %d (the check needs an iteration after half of them)", cfg.Restart.After, 2*per)
 	}
 	return r, nil
 }

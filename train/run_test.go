@@ -48,16 +48,25 @@ var testInfo = envclient.EnvInfo{RequestedID: "Quad-v0", ResolvedID: "Quad-v0", 
 
 var testTarget = []float64{0.5, -0.5, 1, 0, -1, 0.25}
 
-func testConfig(m Method) Config {
-	c, err := Preset(PresetTuned, m, Adaptive, "Quad-v0", 2)
+func testConfig(m string) Config {
+	step := Adaptive
+	if m == "ars" {
+		step = ""
+	}
+	c, err := Preset(PresetTuned, m, step, "Quad-v0")
 	if err != nil {
 		panic(err)
 	}
-	c.Problem.Seed, c.Problem.Shift = 3, 0.5
+	c.Problem.Seed, c.Problem.Shift, c.Problem.K = 3, 0.5, 2
 	c.Limits = Limits{MaxEpisodes: 600, EvalEvery: 4, EvalEpisodes: 3}
-	c.STP.Alpha0 = 1
+	if s, ok := c.Method.(*STPSettings); ok {
+		s.Rate = 1
+	}
 	return c
 }
+
+// st returns c's STP settings, to change them in place.
+func st(c Config) *STPSettings { return c.Method.(*STPSettings) }
 
 // roundTrip returns r checkpointed and restored.
 func roundTrip(t *testing.T, r *Run) *Run {
@@ -91,7 +100,7 @@ func iterated(t *testing.T, cfg Config, n int) *Run {
 }
 
 func TestIterateCountsAndImproves(t *testing.T) {
-	for _, m := range []Method{STP, STPIS, ARS} {
+	for _, m := range []string{"stp", "stp_is", "ars"} {
 		t.Run(string(m), func(t *testing.T) {
 			q := &quadRoller{target: testTarget}
 			r, err := New(testConfig(m), testInfo)
@@ -111,10 +120,10 @@ func TestIterateCountsAndImproves(t *testing.T) {
 				accepted[last.Accepted]++
 			}
 			// STP iterations say which point they kept, and some move.
-			if m == ARS && (len(accepted) != 1 || accepted[""] == 0) {
+			if m == "ars" && (len(accepted) != 1 || accepted[""] == 0) {
 				t.Fatalf("ARS records accepted points %v, want none", accepted)
 			}
-			if m != ARS && (accepted[""] > 0 || accepted["plus"]+accepted["minus"] == 0 || accepted["center"] == 0) {
+			if m != "ars" && (accepted[""] > 0 || accepted["plus"]+accepted["minus"] == 0 || accepted["center"] == 0) {
 				t.Fatalf("accepted points %v: want plus/minus and center only, some of each", accepted)
 			}
 			c := r.Counters()
@@ -145,7 +154,7 @@ func TestIterateCountsAndImproves(t *testing.T) {
 }
 
 func TestBudgetBelowOneIteration(t *testing.T) {
-	cfg := testConfig(STP)
+	cfg := testConfig("stp")
 	cfg.Limits.MaxEpisodes = 5
 	if _, err := New(cfg, testInfo); err == nil || !strings.Contains(err.Error(), "max-episodes: 5 is below one iteration's 6 episodes") {
 		t.Fatalf("err = %v", err)
@@ -155,7 +164,7 @@ func TestBudgetBelowOneIteration(t *testing.T) {
 // The best policy carries the normalizer it was evaluated with, so that it
 // replays its evaluation.
 func TestBestPolicyReplaysItsEvaluation(t *testing.T) {
-	cfg := testConfig(STPIS)
+	cfg := testConfig("stp_is")
 	q := &quadRoller{target: testTarget}
 	r, err := New(cfg, testInfo)
 	if err != nil {
@@ -188,7 +197,7 @@ func TestBestPolicyReplaysItsEvaluation(t *testing.T) {
 }
 
 func TestCheckpointContinuesBitExactly(t *testing.T) {
-	for _, m := range []Method{STPIS, ARS} {
+	for _, m := range []string{"stp_is", "ars"} {
 		t.Run(string(m), func(t *testing.T) {
 			cfg := testConfig(m)
 			cfg.Limits.MaxEpisodes = 5000
@@ -235,7 +244,7 @@ func continuesAs(t *testing.T, a *Run, qa Roller, c *Run, qc Roller, from, to in
 }
 
 func TestRestoreValidates(t *testing.T) {
-	r := iterated(t, testConfig(STPIS), 8)
+	r := iterated(t, testConfig("stp_is"), 8)
 	blob, err := r.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -260,18 +269,17 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		mut   func(*Config)
 		field string
 	}{
-		{func(c *Config) { c.Method = "sgd" }, "method"},
+		{func(c *Config) { c.Method = nil }, "method"},
 		{func(c *Config) { c.Problem.K = 0 }, "k"},
-		{func(c *Config) { c.STP.Mixing = 2 }, "mix"},
-		{func(c *Config) { c.STP.Alpha0 = -1 }, "alpha0"},
-		{func(c *Config) { c.STP.Lipschitz = "x" }, "lipschitz"},
+		{func(c *Config) { st(*c).Rate = -1 }, "rate"},
+		{func(c *Config) { st(*c).Lipschitz = "x" }, "lipschitz"},
 		{func(c *Config) { c.Problem.ObsNorm = "ars" }, "obs-norm"},
 		{func(c *Config) { c.Problem.CommonSeeds = "all" }, "common-seeds"},
 		{func(c *Config) { c.Problem.Shift = math.Inf(1) }, "shift"},
 		{func(c *Config) { c.Preset = "fast" }, "preset"},
 		{func(c *Config) { c.Limits.EvalEvery = 0 }, "eval-every"},
 	} {
-		c := testConfig(STPIS)
+		c := testConfig("stp_is")
 		tc.mut(&c)
 		err := c.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.field+":") {
@@ -281,7 +289,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 }
 
 func TestObsNormNoneKeepsRawObservations(t *testing.T) {
-	cfg := testConfig(STPIS)
+	cfg := testConfig("stp_is")
 	cfg.Problem.ObsNorm = None
 	r := iterated(t, cfg, 5)
 	if r.Counters().Episodes == 0 || r.norm.Count != 0 {
@@ -295,95 +303,10 @@ func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 	}
 }
 
-func TestPresets(t *testing.T) {
-	for _, tc := range []struct {
-		preset  string
-		method  Method
-		step    Step
-		env     string
-		k       int
-		obsNorm ObsNorm
-		alpha0  float64
-		wantK   int
-		label   string
-		lip     Lipschitz
-	}{
-		// Swimmer's α0 is 2 at K = 1 and 1 at any other K.
-		{PresetTuned, STPIS, Adaptive, "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1, m=8", Global},
-		{PresetTuned, STP, Adaptive, "Swimmer-v5", 0, None, 2, 1, "STP adaptive, K=1, m=8", Global},
-		{PresetTuned, STPIS, Adaptive, "Swimmer-v1", 2, None, 1, 2, "STP_IS adaptive, m=8", Global},
-		{PresetPaper, STPIS, "", "Swimmer-v1", 0, Running, 0.3, 2, "STP_IS adaptive, paper preset", Global},
-		{PresetTuned, ARS, "", "Swimmer-v1", 0, Running, 0, 1, "ARS V2-t", ""},
-		{PresetTuned, STPIS, Adaptive, "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive", Global},
-		// HalfCheetah's α0 was tuned with K = 1: it goes with that K only.
-		{PresetTuned, STPIS, Adaptive, "HalfCheetah-v1", 0, Running, 1, 1, "STP_IS adaptive, K=1", Local},
-		{PresetTuned, STPIS, Adaptive, "HalfCheetah-v1", 4, Running, 0.3, 4, "STP_IS adaptive", Local},
-		{PresetTuned, STPIS, Fixed, "HalfCheetah-v1", 2, Running, 0.3, 2, "STP_IS fixed, K=2", Local},
-		{PresetPaper, STPIS, "", "HalfCheetah-v1", 0, Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
-		// The tuned default is STP with the combined step, with ARS's
-		// per-task ν and α, and STP_IS adaptive with 8 directions on Swimmer.
-		{PresetTuned, "", "", "Hopper-v1", 0, Running, 0.3, 1, "STP combined", Global},
-		{PresetTuned, "", "", "Swimmer-v1", 0, None, 2, 1, "STP_IS adaptive, K=1, m=8", Global},
-		{PresetPaper, "", "", "Hopper-v1", 0, Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
-		{PresetTuned, STPIS, "", "Hopper-v1", 0, Running, 0.3, 1, "STP_IS combined", Global},
-		{PresetTuned, STP, "", "HalfCheetah-v1", 2, Running, 0.3, 2, "STP combined, K=2", Global},
-	} {
-		c, err := Preset(tc.preset, tc.method, tc.step, tc.env, tc.k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Validate(); err != nil {
-			t.Errorf("%+v: %v", tc, err)
-		}
-		if c.Problem.ObsNorm != tc.obsNorm || c.STP.Alpha0 != tc.alpha0 || c.Problem.K != tc.wantK || c.Label() != tc.label || c.STP.Lipschitz != tc.lip {
-			t.Errorf("%+v: obs norm %q, α0 %v, K %d, label %q, lipschitz %q", tc, c.Problem.ObsNorm, c.STP.Alpha0, c.Problem.K, c.Label(), c.STP.Lipschitz)
-		}
-	}
-	// The paper's preset shifts as ARS does; the tuned one does not.
-	p, _ := Preset(PresetPaper, STPIS, Adaptive, "Hopper-v1", 0)
-	tu, _ := Preset(PresetTuned, STPIS, Adaptive, "Hopper-v1", 0)
-	if p.Problem.Shift != 1 || tu.Problem.Shift != 0 || p.STP.NormalizeBasis || !tu.STP.NormalizeBasis || p.STP.SurrogateSteps != 1 {
-		t.Errorf("paper %+v / tuned %+v", p, tu)
-	}
-	// The combined step takes ARS's shift, perturbation and step for the
-	// task, and its M and Top; on Hopper, Hopper's M, Top and restarts.
-	cb, _ := Preset(PresetTuned, STPIS, "", "Hopper-v1", 0)
-	if s := cb.STP; cb.Problem.Shift != 1 || cb.Problem.CommonSeeds != IterationSeeds || s.Noise != 0.025 || s.Rate != 0.01 || s.Directions != HopperDirections || s.Top != HopperTop || s.Basis != Orthogonal || cb.Restart != HopperRestart {
-		t.Errorf("combined %+v", cb)
-	}
-	// Off Hopper, each pair of the combined step has its own start state,
-	// and no attempt restarts.
-	for _, env := range []string{"HalfCheetah-v1", "Walker2d-v5"} {
-		c, _ := Preset(PresetTuned, STP, Combined, env, 0)
-		if s := c.STP; c.Problem.CommonSeeds != PairSeeds || s.Directions != CombinedDirections || s.Top != CombinedTop || c.Restart.On() {
-			t.Errorf("%s: combined step %+v", env, c)
-		}
-	}
-	// A run names what it changes of its task's preset.
-	for _, tc := range []struct {
-		env     string
-		mut     func(*Config)
-		label   string
-		variant string
-	}{
-		{"Hopper-v1", func(c *Config) { c.STP.Directions, c.STP.Top = 8, 4 }, "STP combined, m=8, top 4", "stp-combined-m8-t4"},
-		{"Hopper-v1", func(c *Config) { c.Restart = Restart{} }, "STP combined, no restarts", "stp-combined-norestart"},
-		{"Hopper-v1", func(c *Config) { c.Restart.After = 400 }, "STP combined, restarts after 400 below 0.125", "stp-combined-re400x0.125"},
-		{"HalfCheetah-v1", func(c *Config) { c.STP.Directions, c.STP.Top = 4, 2 }, "STP combined, m=4, top 2", "stp-combined-m4-t2"},
-		{"HalfCheetah-v1", func(c *Config) { c.Restart = HopperRestart }, "STP combined, restarts after 300 below 0.125", "stp-combined-re300x0.125"},
-	} {
-		c, _ := Preset(PresetTuned, "", "", tc.env, 0)
-		tc.mut(&c)
-		if c.Label() != tc.label || c.Variant() != tc.variant {
-			t.Errorf("%s: label %q, variant %q; want %q, %q", tc.env, c.Label(), c.Variant(), tc.label, tc.variant)
-		}
-	}
-}
-
 // With EvalSpacing, STP (6 episodes an iteration here) and ARS (16) are
 // evaluated after each iteration that crosses a multiple of 40 episodes.
 func TestEvalSpacing(t *testing.T) {
-	for _, m := range []Method{STP, ARS} {
+	for _, m := range []string{"stp", "ars"} {
 		cfg := testConfig(m)
 		cfg.Limits.EvalSpacing = 40
 		r, err := New(cfg, testInfo)
@@ -417,13 +340,13 @@ func TestDirectionsCombined(t *testing.T) {
 		size    int
 		improve bool
 	}{
-		{"m=3", func(c *Config) { c.STP.Directions = 3 }, 7, true},
+		{"m=3", func(c *Config) { st(*c).Directions = 3 }, 7, true},
 		{"top", func(c *Config) {
-			c.STP.Directions, c.STP.Top, c.STP.Step, c.STP.Rate, c.STP.Noise = 4, 2, Combined, 0.04, 0.02
+			st(*c).Directions, st(*c).Top, st(*c).Step, st(*c).Rate, st(*c).Noise = 4, 2, Combined, 0.04, 0.02
 		}, 8, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := testConfig(STPIS)
+			cfg := testConfig("stp_is")
 			tc.mut(&cfg)
 			q := &quadRoller{target: testTarget}
 			r, err := New(cfg, testInfo)
@@ -483,9 +406,9 @@ func TestCommonSeeds(t *testing.T) {
 		{PairSeeds, func(a, b int) bool { return a%k == b%k && a/k/2 == b/k/2 }},
 	} {
 		t.Run(tc.seeds.String(), func(t *testing.T) {
-			cfg := testConfig(STPIS)
+			cfg := testConfig("stp_is")
 			cfg.Problem.K, cfg.Problem.CommonSeeds = k, tc.seeds
-			cfg.STP.Directions, cfg.STP.Top, cfg.STP.Step, cfg.STP.Rate, cfg.STP.Noise = m, 2, Combined, 0.04, 0.02
+			st(cfg).Directions, st(cfg).Top, st(cfg).Step, st(cfg).Rate, st(cfg).Noise = m, 2, Combined, 0.04, 0.02
 			r, err := New(cfg, testInfo)
 			if err != nil {
 				t.Fatal(err)
@@ -518,14 +441,17 @@ func TestCommonSeeds(t *testing.T) {
 }
 
 func TestSeedsJSON(t *testing.T) {
-	for in, want := range map[string]Seeds{`true`: IterationSeeds, `false`: OwnSeeds, `"pair"`: PairSeeds, `"iteration"`: IterationSeeds, `""`: OwnSeeds} {
+	for in, want := range map[string]Seeds{`"pair"`: PairSeeds, `"iteration"`: IterationSeeds, `""`: OwnSeeds} {
 		var s Seeds
 		if err := json.Unmarshal([]byte(in), &s); err != nil || s != want {
 			t.Errorf("%s: got %q, %v; want %q", in, s, err, want)
 		}
 	}
-	var s Seeds
-	if err := json.Unmarshal([]byte(`"all"`), &s); err == nil || !strings.Contains(err.Error(), "common-seeds") {
+	c := testConfig("stp")
+	if err := json.Unmarshal([]byte(`"all"`), &c.Problem.CommonSeeds); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "common-seeds") {
 		t.Errorf(`"all": err = %v`, err)
 	}
 	b, err := json.Marshal(Problem{Env: "Quad-v0", CommonSeeds: PairSeeds})

@@ -21,7 +21,7 @@ type state struct {
 }
 
 // stateVersion is the version of the state this build writes and reads.
-const stateVersion = 2
+const stateVersion = 3
 
 // MarshalBinary serializes the run between iterations, as JSON.
 func (r *Run) MarshalBinary() ([]byte, error) {

@@ -45,7 +45,7 @@ func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger) (*envclien
 		}
 	}
 	c, err := envclient.Dial(ctx, envclient.Config{Target: target, ReadyTimeout: bf.timeout, ReconnectTimeout: bf.reconnect,
-		AttemptTimeout: bf.attempt, TLSCAFile: bf.tlsCA, TLSServerName: bf.tlsServerName, Logger: &log})
+		TLSCAFile: bf.tlsCA, TLSServerName: bf.tlsServerName, Logger: &log})
 	if err != nil {
 		stopLocal()
 		return nil, nil, fmt.Errorf("bridge %s: %w", target, err)

@@ -5,14 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/stpis/stpis/envclient"
-	"github.com/stpis/stpis/train"
 )
 
 // usageError marks errors in the command line (exit code 2).
@@ -29,8 +27,7 @@ func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stderr)
-		fmt.Fprintf(stderr, "usage of %s:\n", fs.Name())
-		fs.PrintDefaults()
+		fs.Usage()
 		return err
 	}
 	if err != nil {
@@ -59,89 +56,27 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]str
 type bridgeFlags struct {
 	bridge               string
 	timeout              time.Duration
-	reconnect, attempt   time.Duration
+	reconnect            time.Duration
 	tlsCA, tlsServerName string
 	workers              int
 	logLevel             string
 }
 
 func (b *bridgeFlags) register(fs *flag.FlagSet) {
+	b.timeout, b.reconnect = 2*time.Minute, 2*time.Minute
 	fs.StringVar(&b.bridge, "bridge", "", "bridge address list (host:port,host:port) or dns:///host:port; empty starts a local bridge from .venv (make bridge runs one on 127.0.0.1:50051)")
-	fs.DurationVar(&b.timeout, "bridge-timeout", 60*time.Second, "how long to wait for the bridge to answer at start")
-	fs.DurationVar(&b.reconnect, "reconnect-timeout", 2*time.Minute, "how long a batch keeps being re-sent while the bridge is unreachable (a restart) before the run gives up; --resume continues it")
-	fs.DurationVar(&b.attempt, "attempt-timeout", 0, "deadline of one attempt of a chunk before it is sent to another replica (0: derived from the chunk's steps)")
+	fs.Func("bridge-timeout", "how long to wait for an unreachable bridge, at start and while a batch is re-sent during a run (a bridge restart) before giving up; --resume continues a run given up (default 2m0s)", func(v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return errors.New("want a positive duration (90s, 2m)")
+		}
+		b.timeout, b.reconnect = d, d
+		return nil
+	})
 	fs.StringVar(&b.tlsCA, "bridge-tls-ca", "", "PEM file of the CA that signs the bridge's certificate: connect with TLS (empty: plaintext)")
 	fs.StringVar(&b.tlsServerName, "bridge-tls-server-name", "", "name the bridge's certificate must hold (empty: the target's host)")
 	fs.IntVar(&b.workers, "workers", 0, "worker processes of a local bridge (0: one per core)")
 	fs.StringVar(&b.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
-}
-
-// kFlag is --k: auto (0, the preset's), paper, or a positive count.
-type kFlag struct {
-	v     int
-	paper bool
-}
-
-func (k *kFlag) String() string {
-	switch {
-	case k == nil || (k.v == 0 && !k.paper):
-		return ""
-	case k.paper:
-		return "paper"
-	}
-	return strconv.Itoa(k.v)
-}
-
-func (k *kFlag) Set(s string) error {
-	switch s {
-	case "auto", "0":
-		*k = kFlag{}
-		return nil
-	case "paper":
-		*k = kFlag{paper: true}
-		return nil
-	}
-	v, err := strconv.Atoi(s)
-	if err != nil || v < 1 || v > 10000 {
-		return errors.New("want a count in [1, 10000], paper or auto")
-	}
-	*k = kFlag{v: v}
-	return nil
-}
-
-// optFloat is a float flag that is unset (the preset's value) until given,
-// and may be "none".
-type optFloat struct {
-	v        float64
-	set      bool
-	none     bool
-	allowNon bool
-}
-
-func (o *optFloat) String() string {
-	switch {
-	case o == nil || !o.set:
-		return ""
-	case o.none:
-		return "none"
-	}
-	return strconv.FormatFloat(o.v, 'g', -1, 64)
-}
-
-func (o *optFloat) Set(s string) error {
-	if s == "none" && o.allowNon {
-		*o = optFloat{set: true, none: true, allowNon: true}
-		return nil
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		if o.allowNon {
-			return errors.New("want a finite number or none")
-		}
-		return errors.New("want a finite number")
-	}
-	*o = optFloat{v: v, set: true, allowNon: o.allowNon}
-	return nil
 }
 
 // kwargsFlag collects repeated --kwarg KEY=VALUE.
@@ -187,25 +122,40 @@ func (k *kwargsFlag) Set(s string) error {
 	return nil
 }
 
-// seedsFlag is --common-seeds: a sharing (none, iteration, pair), or, given
-// alone, iteration (the flag was a switch).
-type seedsFlag struct{ v train.Seeds }
-
-func (f *seedsFlag) String() string {
-	if f == nil {
-		return ""
+// groupedUsage prints the flags of fs by group, each with its usage and
+// default; a flag in no group is listed last, so none is hidden.
+func groupedUsage(fs *flag.FlagSet, groups []struct {
+	title string
+	flags []string
+}) {
+	w := fs.Output()
+	fmt.Fprintf(w, "usage of %s:\n", fs.Name())
+	listed := map[string]bool{}
+	print := func(fl *flag.Flag) {
+		listed[fl.Name] = true
+		name, usage := flag.UnquoteUsage(fl)
+		fmt.Fprintf(w, "  --%s %s\n    \t%s", fl.Name, name, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "false" {
+			fmt.Fprintf(w, " (default %s)", fl.DefValue)
+		}
+		fmt.Fprintln(w)
 	}
-	return f.v.String()
-}
-
-func (f *seedsFlag) Set(s string) error {
-	v, err := train.ParseSeeds(s)
-	if err != nil {
-		return errors.New("want none, iteration or pair")
+	for _, g := range groups {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, name := range g.flags {
+			if fl := fs.Lookup(name); fl != nil {
+				print(fl)
+			}
+		}
 	}
-	f.v = v
-	return nil
+	first := true
+	fs.VisitAll(func(fl *flag.Flag) {
+		if !listed[fl.Name] {
+			if first {
+				fmt.Fprintf(w, "\nOther:\n")
+				first = false
+			}
+			print(fl)
+		}
+	})
 }
-
-// IsBoolFlag lets --common-seeds stand alone (meaning iteration).
-func (*seedsFlag) IsBoolFlag() bool { return true }

@@ -1,7 +1,9 @@
-// Command trainer learns linear policies for MuJoCo robots with STP_IS
-// (Bibi et al., AAAI 2020), talking to the Python env bridge over gRPC.
+// Command trainer learns linear policies for MuJoCo robots with the
+// derivative-free methods of STP_IS (Bibi et al., AAAI 2020) and beyond,
+// talking to the Python env bridge over gRPC.
 //
 //	trainer --env Hopper-v1                 train (the default subcommand)
+//	trainer config --env Hopper-v1          a run's complete settings, as YAML
 //	trainer eval --policy RUN/best_policy.json --episodes 100
 //	trainer plot RUNS... -o curve.png
 //	trainer table RUNS...
@@ -95,6 +97,8 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 		err = runTrain(ctx, graceful, args, stdout, stderr)
 	case "eval":
 		err = runEval(ctx, args, stdout, stderr)
+	case "config":
+		err = runConfig(args, stdout, stderr)
 	case "plot":
 		err = runPlot(ctx, args, stdout, stderr)
 	case "table":
@@ -119,7 +123,7 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 		fmt.Fprintf(stderr, "trainer %s: interrupted\n", sub)
 		return exitInterrupted
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "trainer %s: %v\nrun 'trainer %s -h' for the flags\n", sub, err, sub)
+		fmt.Fprintf(stderr, "trainer %s: %v (run 'trainer %s -h' for the flags)\n", sub, err, sub)
 		return exitUsage
 	default:
 		fmt.Fprintf(stderr, "trainer %s: %v\n", sub, err)
@@ -128,7 +132,8 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 }
 
 const usageText = `usage:
-  trainer [train] --env Hopper-v1 [flags]   train a linear policy with STP_IS (default)
+  trainer [train] --env Hopper-v1 [flags]   train a linear policy (the default method for the task: trainer config shows it)
+  trainer config --env Hopper-v1 [--method M --step S --preset P]   print a run's complete settings as YAML (for --config)
   trainer eval --policy FILE|RUN --episodes 100
   trainer plot RUNS... -o curve.png        reward curves, mean ± std over seeds
   trainer table RUNS... [--paper]           episodes to threshold (Table 2 layout)

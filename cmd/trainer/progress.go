@@ -52,7 +52,7 @@ func (r *recorder) Record(p rundir.Point) error {
 			ev = fmt.Sprintf(" eval %.1f±%.1f", p.EvalMean, p.EvalStd)
 		}
 		fmt.Fprintf(r.stderr, "\r\033[K%s it %d  %d/%d episodes (%.0f%%, ETA %s)  reward %.1f%s  best %.1f  α %.3g  H(p) %.2f  %.1f ep/s",
-			r.cfg.Label(), p.Iter, p.Episodes, max, pct, eta, p.Reward, ev, p.BestEval, p.StepSize, p.PEntropy, p.EpsPerS)
+			r.cfg.Label, p.Iter, p.Episodes, max, pct, eta, p.Reward, ev, p.BestEval, p.StepSize, p.PEntropy, p.EpsPerS)
 	} else if p.HasEval || time.Since(r.lastLog) >= logEvery {
 		r.lastLog = time.Now()
 		ev := r.log.Info().Int("iter", p.Iter).Int("episodes", p.Episodes).Int("max_episodes", max).
@@ -99,7 +99,7 @@ func summarize(log zerolog.Logger, stdout io.Writer, cfg train.Config, res rundi
 		}
 	}
 	msg := fmt.Sprintf("run finished: %s on %s, best eval %.1f, final eval %.1f, %s; %d training episodes in %s. Curve %s, policies %s and %s; plot with: trainer plot %s",
-		cfg.Label(), cfg.Problem.Env, res.BestEval, res.FinalEval, reached, res.Episodes,
+		cfg.Label, cfg.Problem.Env, res.BestEval, res.FinalEval, reached, res.Episodes,
 		time.Duration(res.WallS*float64(time.Second)).Round(time.Second).String(), filepath.Join(path, rundir.CurveFile),
 		filepath.Join(path, rundir.BestFile), filepath.Join(path, rundir.PolicyFile), path)
 	ev := log.Info().Float64("best_eval", res.BestEval).Float64("final_eval", res.FinalEval).Bool("reached", res.Reached).

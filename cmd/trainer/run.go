@@ -16,6 +16,10 @@ import (
 	"github.com/stpis/stpis/train"
 )
 
+// checkpointEvery is the number of iterations between checkpoints (a run
+// also checkpoints at its start, at its end and when it stops).
+const checkpointEvery = 10
+
 // checkFree refuses, before a bridge starts, to start runs over runs
 // already in the output directory (without --resume or --force).
 func (f *trainFlags) checkFree(cfg train.Config) error {
@@ -23,7 +27,7 @@ func (f *trainFlags) checkFree(cfg train.Config) error {
 		return nil
 	}
 	for s := 0; s < f.seeds; s++ {
-		path := rundir.Path(f.out, cfg.Problem.Env, cfg.Variant(), cfg.Problem.Seed+uint64(s))
+		path := rundir.Path(f.out, cfg.Problem.Env, cfg.Name, cfg.Problem.Seed+uint64(s))
 		if rundir.Exists(path) {
 			return occupied(fmt.Errorf("%s %w", path, rundir.ErrOccupied))
 		}
@@ -40,7 +44,7 @@ func occupied(err error) error {
 // before the run was done.
 func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg train.Config, info envclient.EnvInfo,
 	client *envclient.Client, log zerolog.Logger, stdout, stderr io.Writer) (stopped bool, err error) {
-	path := rundir.Path(f.out, cfg.Problem.Env, cfg.Variant(), cfg.Problem.Seed)
+	path := rundir.Path(f.out, cfg.Problem.Env, cfg.Name, cfg.Problem.Seed)
 	log = log.With().Str("run", path).Logger()
 	dir, r, err := open(f, cfg, info, path, log, stdout)
 	if err != nil || dir == nil {
@@ -48,7 +52,7 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 	}
 	defer dir.Close()
 	rec := newRecorder(dir, r.Config(), log, stderr)
-	stopped, err = r.Train(ctx, client, rec, train.Loop{CheckpointEvery: f.checkpointEvery, StopAfter: f.stopAfter, Stop: graceful})
+	stopped, err = r.Train(ctx, client, rec, train.Loop{CheckpointEvery: checkpointEvery, StopAfter: f.stopAfter, Stop: graceful})
 	rec.end()
 	if err != nil {
 		if stopped || errors.Is(err, envclient.ErrBridgeUnavailable) {
@@ -105,7 +109,7 @@ func open(f *trainFlags, cfg train.Config, info envclient.EnvInfo, path string, 
 		return nil, nil, fmt.Errorf("resume %s: %w", path, err)
 	}
 	warnIfChanged(log, cfg, info, r)
-	why, err := resume(f, dir, r, finished != nil, log)
+	why, err := resume(f, cfg.Limits.MaxEpisodes, dir, r, finished != nil, log)
 	if err != nil || why != "" {
 		dir.Close()
 		if err == nil {
@@ -141,7 +145,7 @@ func create(cfg train.Config, info envclient.EnvInfo, path string, force bool) (
 	cb, _ := json.Marshal(cfg)
 	ib, _ := json.Marshal(info)
 	meta := rundir.Meta{Env: cfg.Problem.Env, ResolvedEnv: info.ResolvedID, Resolution: info.ResolutionReason, Backend: info.Backend,
-		Method: string(cfg.Method), Step: string(cfg.STP.Step), Label: cfg.Label(), Seed: cfg.Problem.Seed, K: cfg.Problem.K,
+		Method: cfg.MethodName(), Step: string(cfg.Step()), Label: cfg.Label, Variant: cfg.Name, Seed: cfg.Problem.Seed, K: cfg.Problem.K,
 		Threshold: cfg.Limits.Threshold, HasThreshold: cfg.Limits.HasThreshold, Config: cb, Info: ib, Args: os.Args}
 	meta.Created = time.Now().UTC()
 	dir, err := rundir.Create(path, meta, force)
@@ -154,20 +158,20 @@ func create(cfg train.Config, info envclient.EnvInfo, path string, force bool) (
 // resume applies --max-episodes to a resumed run: a larger budget extends
 // it (a finished one too). A finished run whose budget is not raised is
 // left as it is: why says so.
-func resume(f *trainFlags, dir *rundir.Dir, r *train.Run, finished bool, log zerolog.Logger) (why string, err error) {
+func resume(f *trainFlags, maxEpisodes int, dir *rundir.Dir, r *train.Run, finished bool, log zerolog.Logger) (why string, err error) {
 	budget := r.Config().Limits.MaxEpisodes
 	switch {
-	case f.set["max-episodes"] && f.maxEpisodes > budget:
-		if err := r.Extend(f.maxEpisodes); err != nil {
+	case f.set["max-episodes"] && maxEpisodes > budget:
+		if err := r.Extend(maxEpisodes); err != nil {
 			if finished {
 				return err.Error(), nil
 			}
 			return "", usageError{err}
 		}
-		log.Info().Int("from", budget).Int("to", f.maxEpisodes).Msg("budget raised; the run goes on from its last checkpoint")
+		log.Info().Int("from", budget).Int("to", maxEpisodes).Msg("budget raised; the run goes on from its last checkpoint")
 		return "", dir.Reopen()
-	case f.set["max-episodes"] && f.maxEpisodes < budget:
-		log.Warn().Int("checkpoint", budget).Int("flag", f.maxEpisodes).Msg("--max-episodes is below the resumed run's budget; keeping the run's")
+	case f.set["max-episodes"] && maxEpisodes < budget:
+		log.Warn().Int("checkpoint", budget).Int("flag", maxEpisodes).Msg("--max-episodes is below the resumed run's budget; keeping the run's")
 	}
 	if finished {
 		return "its budget is not raised", nil

@@ -6,103 +6,96 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/rs/zerolog"
 
 	"github.com/stpis/stpis/envclient"
-	"github.com/stpis/stpis/tasks"
 	"github.com/stpis/stpis/train"
 )
 
 // trainFlags are the train subcommand's command line.
 type trainFlags struct {
 	bridgeFlags
-	env, method, step, preset string
-	kwargs                    kwargsFlag
-	k                         kFlag
-	seed                      uint64
-	seeds                     int
-	maxEpisodes               int
-	threshold, shift          optFloat
-	continueAfter             bool
-	evalEvery, evalEpisodes   int
-	evalSpacing               int
-	horizon                   int
-	obsNorm, lipschitz, basis string
-	alpha0, eps, mix          float64
-	directions, top           int
-	rate, noise               float64
-	restartAfter              int
-	restartLength             float64
-	commonSeeds               seedsFlag
-	width, surrogateSteps     int
-	out                       string
-	resume, force             bool
-	checkpointEvery           int
-	stopAfter                 int
-	// set holds the flags given on the command line: only they override
-	// the preset.
+	selection
+	kwargs        kwargsFlag
+	seed          uint64
+	seeds         int
+	continueAfter bool
+	out           string
+	resume, force bool
+	stopAfter     int
+	// settings are the flags that set a setting of the run's Config
+	// (train.Flags), by name, in the order given.
+	settings []setting
+	// set holds the flags given on the command line.
 	set map[string]bool
 }
 
+// setting is one setting given by name.
+type setting struct{ name, value string }
+
+// selection picks the preset entry a run starts from, and a --config file
+// over it.
+type selection struct {
+	env, method, step, preset, configFile string
+}
+
+func (s *selection) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.env, "env", "", "environment: a paper name (Hopper-v1, ...) or a gymnasium id (required)")
+	fs.StringVar(&s.method, "method", "", "optimizer: stp, stp_is or ars (ARS V2-t; V1-t with obs-norm: none in a --config file, as bench/ars-v1.yaml) (default: the preset's for the task: STP with the combined step, STP_IS adaptive on Swimmer; paper: STP_IS adaptive)")
+	fs.StringVar(&s.step, "step", "", "step rule of stp and stp_is: combined (M directions, the best Top combined into one step), adaptive (Theorem 1) or fixed (Theorem 2) (default: the preset's)")
+	fs.StringVar(&s.preset, "preset", "", "the table of settings a run starts from (train/presets.yaml): tuned (measured best) or paper (the paper's method as it states it) (default tuned)")
+	fs.StringVar(&s.configFile, "config", "", "YAML file of settings (`trainer config` writes one) applied over the preset; flags apply over it")
+}
+
+// trainUsage groups the train flags for -h: the five that matter first.
+var trainUsage = []struct {
+	title string
+	flags []string
+}{
+	{"The five that matter", []string{"env", "method", "preset", "seed", "max-episodes"}},
+	{"The problem", []string{"step", "config", "k", "kwarg", "shift", "horizon"}},
+	{"Budget and evaluation", []string{"threshold", "continue-after-threshold", "eval-spacing", "eval-episodes"}},
+	{"The method (each applies to the methods and steps it names; others refuse it)", []string{"directions", "top", "noise", "rate", "restart"}},
+	{"The bridge", []string{"bridge", "bridge-timeout", "bridge-tls-ca", "bridge-tls-server-name", "workers", "log-level"}},
+	{"Output", []string{"out", "resume", "force", "stop-after"}},
+}
+
 func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
-	f := &trainFlags{threshold: optFloat{allowNon: true}}
+	f := &trainFlags{set: map[string]bool{}}
 	fs := flag.NewFlagSet("trainer train", flag.ContinueOnError)
 	f.bridgeFlags.register(fs)
-	fs.StringVar(&f.env, "env", "", "environment: a paper name (Hopper-v1, ...) or a gymnasium id (required)")
+	f.selection.register(fs)
 	fs.Var(&f.kwargs, "kwarg", "gymnasium.make keyword argument KEY=VALUE (repeatable; true/false, ints, floats, strings)")
-	fs.StringVar(&f.method, "method", "", "optimizer: stp, stp_is or ars (ARS V2-t; V1-t with --obs-norm none) (preset: tuned stp, stp_is on Swimmer; paper stp_is)")
-	fs.StringVar(&f.step, "step", "", "step rule of stp/stp_is: combined (M directions, the best Top combined into one step; the tuned default), adaptive (Theorem 1; the paper preset's) or fixed (Theorem 2)")
-	fs.StringVar(&f.preset, "preset", train.PresetTuned, "settings for what the paper leaves open: tuned (measured best) or paper (literal); the flags below marked (preset) override it")
-	fs.Var(&f.k, "k", "episodes averaged per evaluated point: a count, paper (the paper's K) or auto (preset)")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed of the (first) run")
-	fs.IntVar(&f.seeds, "seeds", 1, "number of runs, with seeds seed, seed+1, ...")
-	fs.IntVar(&f.maxEpisodes, "max-episodes", 0, "training-episode cap; an iteration that would pass it is not run (preset: the task's budget)")
-	fs.Var(&f.threshold, "threshold", "reward threshold, or none (preset: the paper's)")
+	fs.Func("seed", "random seed of the run, or FIRST-LAST for one run per seed (1-10) (default 1)", func(v string) error {
+		first, last, err := parseSeeds(v)
+		f.seed, f.seeds = first, int(last-first)+1
+		return err
+	})
+	f.seed, f.seeds = 1, 1
 	fs.BoolVar(&f.continueAfter, "continue-after-threshold", false, "keep training after the threshold is reached")
-	fs.IntVar(&f.evalEvery, "eval-every", 0, "evaluate every N iterations (preset: 5 for STP methods, 10 for ARS)")
-	fs.IntVar(&f.evalSpacing, "eval-spacing", 0, "evaluate after each iteration that crosses a multiple of N training episodes, instead of every --eval-every iterations (0: off)")
-	fs.IntVar(&f.evalEpisodes, "eval-episodes", 0, "episodes per evaluation (preset: 10)")
-	fs.Var(&f.shift, "shift", "alive-bonus shift subtracted per step from training returns (preset: ARS's for ars and paper, else 0)")
-	fs.IntVar(&f.horizon, "horizon", 0, "maximum episode length (0: the env's)")
-	fs.StringVar(&f.obsNorm, "obs-norm", "", "observation normalization: running (ARS V2) or none (raw, ARS V1) (preset)")
-	fs.StringVar(&f.basis, "basis", "", "basis of the directions: gaussian (the paper's N(0,1) matrix) or orthogonal (a random rotation) (preset)")
-	fs.Float64Var(&f.alpha0, "alpha0", 0, "α0 of the adaptive step α0/(v_i √(k+1)) (preset)")
-	fs.Float64Var(&f.eps, "eps", 0, "ε of the fixed step ε/(n v_i) (preset: 0.05·n, a step of 0.05/v_i)")
-	fs.IntVar(&f.directions, "directions", 0, "directions per iteration, 2 points each, plus x_k (0 or 1: the paper's one)")
-	fs.IntVar(&f.top, "top", 0, "with --step combined: the number of the iteration's directions combined into its step (preset: 4)")
-	fs.Float64Var(&f.noise, "noise", 0, "with --step combined: the points are x_k ± ν√n b_i/v_i, ARS's ν for unit directions (preset: ARS's for the task)")
-	fs.Float64Var(&f.rate, "rate", 0, "with --step combined: the step is α√n times the combination, ARS's α for unit directions (preset: ARS's for the task)")
-	fs.IntVar(&f.restartAfter, "restart-after", 0, "give up an attempt that, after N training episodes, is still on the first plateau (its episodes since N/2 last less than --restart-length of the horizon) and start afresh within the budget; 0: never (preset)")
-	fs.Float64Var(&f.restartLength, "restart-length", 0, "with --restart-after: the mean episode length, as a fraction of the horizon, under which an attempt restarts (preset)")
-	fs.Var(&f.commonSeeds, "common-seeds", "which training episodes share their K seeds: none, iteration (all points of an iteration; the flag alone) or pair (the two points x ± σb of each direction) (preset)")
-	fs.IntVar(&f.width, "width", 0, "surrogate hidden width (preset: the paper's by policy size)")
-	fs.IntVar(&f.surrogateSteps, "surrogate-steps", 0, "surrogate Adam steps per iteration (preset: 10; paper 1)")
-	fs.StringVar(&f.lipschitz, "lipschitz", "", "surrogate Lipschitz estimate: global bound or local curvature at x_k (preset)")
-	fs.Float64Var(&f.mix, "mix", 0, "mix p with uniform: p ← (1−γ)p + γ/n")
-	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<variant>/seed<N>/, the variant naming the method, its step and what sets the run apart (-k<K>, -m<M>, -t<Top>, -orth or -gauss, -s<sharing>, -shift<S>, -n<noise>, -r<rate>, -re<after>x<length>, -paper)")
+	for _, s := range train.Flags() {
+		fs.Func(s.Name, s.Help, func(v string) error {
+			f.settings = append(f.settings, setting{s.Name, v})
+			return nil
+		})
+	}
+	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<variant>/seed<N>/, the variant naming the method, its step and what sets the run apart from its preset (-k<K>, -m<M>, -t<Top>, -orth or -gauss, -n<noise>, -r<rate>, -s<sharing>, -shift<S>, -re<after>x<length>, -paper)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run found in the output directory (start it if there is none); with a larger --max-episodes, extend a finished run")
 	fs.BoolVar(&f.force, "force", false, "replace a run already in the output directory")
-	fs.IntVar(&f.checkpointEvery, "checkpoint-every", 10, "checkpoint every N iterations (and at the start, the end, and on SIGINT/SIGTERM)")
 	fs.IntVar(&f.stopAfter, "stop-after", 0, "stop (as on SIGTERM, but exit 0) after N iterations of this invocation; for scripted, resumable chunks")
+	fs.Usage = func() { groupedUsage(fs, trainUsage) }
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return nil, err
 	}
-	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	switch {
 	case fs.NArg() > 0:
-		if _, err := train.ParseSeeds(fs.Arg(0)); err == nil && f.set["common-seeds"] {
-			// --common-seeds alone is a switch, so its value must follow "=".
-			return nil, usageError{fmt.Errorf("unexpected argument %q: give flag -common-seeds its value with \"=\" (--common-seeds=%s)", fs.Arg(0), fs.Arg(0))}
-		}
 		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
-	case f.env == "":
+	case f.env == "" && f.configFile == "":
 		return nil, usageError{errors.New("flag -env is required (for example --env Hopper-v1)")}
-	case f.seeds < 1 || f.seeds > 1000:
-		return nil, usageError{fmt.Errorf("invalid value %d for flag -seeds: want 1..1000", f.seeds)}
-	case f.checkpointEvery < 1:
-		return nil, usageError{fmt.Errorf("invalid value %d for flag -checkpoint-every: want ≥ 1", f.checkpointEvery)}
 	case f.stopAfter < 0:
 		return nil, usageError{fmt.Errorf("invalid value %d for flag -stop-after: want ≥ 0", f.stopAfter)}
 	case f.resume && f.force:
@@ -111,49 +104,85 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	return f, nil
 }
 
-// config is the preset's configuration with the flags given on the
-// command line applied over it.
+// parseSeeds reads --seed: N, or FIRST-LAST (at most 1000 runs).
+func parseSeeds(v string) (first, last uint64, err error) {
+	a, b, isRange := strings.Cut(v, "-")
+	first, err1 := strconv.ParseUint(a, 10, 64)
+	last, err2 := first, error(nil)
+	if isRange {
+		last, err2 = strconv.ParseUint(b, 10, 64)
+	}
+	switch {
+	case err1 != nil || err2 != nil:
+		return 1, 1, errors.New("want a seed (3) or a range FIRST-LAST (1-10)")
+	case last < first || last-first >= 1000:
+		return 1, 1, fmt.Errorf("range %s: want FIRST ≤ LAST and at most 1000 seeds", v)
+	}
+	return first, last, nil
+}
+
+// config is the preset's entry, with the --config file applied over it
+// and then the flags given on the command line.
 func (f *trainFlags) config() (train.Config, error) {
-	k := f.k.v
-	if f.k.paper {
-		k = tasks.PaperK(f.env)
-	}
-	c, err := train.Preset(f.preset, train.Method(f.method), train.Step(f.step), f.env, k)
+	c, err := f.selection.resolve(f.settings)
 	if err != nil {
-		return c, usageError{err}
+		return c, err
 	}
-	p, l, s := &c.Problem, &c.Limits, &c.STP
-	p.Seed, p.Kwargs, p.Horizon = f.seed, f.kwargs.kw, f.horizon
-	l.StopAtThreshold = !f.continueAfter
-	for name, apply := range map[string]func(){
-		"max-episodes":    func() { l.MaxEpisodes = f.maxEpisodes },
-		"threshold":       func() { l.Threshold, l.HasThreshold = f.threshold.v, !f.threshold.none },
-		"eval-every":      func() { l.EvalEvery = f.evalEvery },
-		"eval-episodes":   func() { l.EvalEpisodes = f.evalEpisodes },
-		"eval-spacing":    func() { l.EvalSpacing = f.evalSpacing },
-		"shift":           func() { p.Shift = f.shift.v },
-		"obs-norm":        func() { p.ObsNorm = train.ObsNorm(f.obsNorm) },
-		"common-seeds":    func() { p.CommonSeeds = f.commonSeeds.v },
-		"alpha0":          func() { s.Alpha0 = f.alpha0 },
-		"basis":           func() { s.Basis = train.Basis(f.basis) },
-		"eps":             func() { s.Epsilon = f.eps },
-		"width":           func() { s.Width = f.width },
-		"surrogate-steps": func() { s.SurrogateSteps = f.surrogateSteps },
-		"lipschitz":       func() { s.Lipschitz = train.Lipschitz(f.lipschitz) },
-		"mix":             func() { s.Mixing = f.mix },
-		"directions":      func() { s.Directions = f.directions },
-		"top":             func() { s.Top = f.top },
-		"rate":            func() { s.Rate = f.rate },
-		"noise":           func() { s.Noise = f.noise },
-		"restart-after":   func() { c.Restart.After = f.restartAfter },
-		"restart-length":  func() { c.Restart.Length = f.restartLength },
-	} {
-		if f.set[name] {
-			apply()
-		}
+	c.Problem.Seed, c.Problem.Kwargs = f.seed, f.kwargs.kw
+	if f.continueAfter {
+		c.Limits.StopAtThreshold = false
 	}
 	if err := c.Validate(); err != nil {
 		return c, usageError{err}
+	}
+	return c.Named(), nil
+}
+
+// resolve returns the configuration that s selects, with the --config
+// file's settings and then flags applied over it, unvalidated.
+func (s selection) resolve(flags []setting) (train.Config, error) {
+	var file []setting
+	if s.configFile != "" {
+		var err error
+		if file, err = readConfigFile(s.configFile); err != nil {
+			return train.Config{}, usageError{err}
+		}
+	}
+	// The file may name the entry; a flag wins.
+	var rest []setting
+	for _, kv := range file {
+		p := map[string]*string{"env": &s.env, "method": &s.method, "step": &s.step, "preset": &s.preset}[kv.name]
+		switch {
+		case p == nil:
+			rest = append(rest, kv)
+		case *p == "":
+			*p = kv.value
+		}
+	}
+	if s.preset == "" {
+		s.preset = train.PresetTuned
+	}
+	c, err := train.Preset(s.preset, s.method, train.Step(s.step), s.env)
+	if err != nil {
+		return c, usageError{err}
+	}
+	for _, kv := range rest {
+		if v, ok := c.Get(kv.name); ok && v == kv.value {
+			// What the entry has already (trainer config writes every
+			// setting, those the method keeps fixed too).
+			continue
+		}
+		if err := c.Set(kv.name, kv.value); err != nil {
+			return c, usageError{fmt.Errorf("%s: %w", s.configFile, err)}
+		}
+	}
+	for _, kv := range flags {
+		if err := c.Set(kv.name, kv.value); err != nil {
+			if fe := (*train.FieldError)(nil); errors.As(err, &fe) && fe.Field == kv.name {
+				err = fmt.Errorf("--%s %s", fe.Field, fe.Reason)
+			}
+			return c, usageError{err}
+		}
 	}
 	return c, nil
 }

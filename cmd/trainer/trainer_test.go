@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -152,8 +154,7 @@ func TestSwimmerLearns(t *testing.T) {
 // as a crash would, resumes it, and compares with an uninterrupted run.
 func TestResumeEqualsUninterrupted(t *testing.T) {
 	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "72", "--horizon", "150", "--seed", "5",
-		"--bridge", bridgeAddr, "--log-level", "warn", "--eval-every", "3", "--eval-episodes", "4",
-		"--checkpoint-every", "2"}
+		"--bridge", bridgeAddr, "--log-level", "warn", "--config", evalEvery(t, 3), "--eval-episodes", "4"}
 	outA, outB := t.TempDir(), t.TempDir()
 	if code, _, stderr := trainer(t, append(common, "--out", outA)...); code != 0 {
 		t.Fatalf("uninterrupted run: exit %d\n%s", code, stderr)
@@ -200,7 +201,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 // and compares it with a run that had the larger budget from the start.
 func TestExtendFinishedRun(t *testing.T) {
 	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--horizon", "150", "--seed", "6",
-		"--bridge", bridgeAddr, "--log-level", "warn", "--eval-every", "3", "--eval-episodes", "4"}
+		"--bridge", bridgeAddr, "--log-level", "warn", "--config", evalEvery(t, 3), "--eval-episodes", "4"}
 	outA, outB := t.TempDir(), t.TempDir()
 	if code, _, stderr := trainer(t, append(common, "--out", outA, "--max-episodes", "72")...); code != 0 {
 		t.Fatalf("72-episode run: exit %d\n%s", code, stderr)
@@ -280,7 +281,7 @@ func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "150", "--horizon", "300", "--seed", "9",
-		"--bridge", bridgeAddr, "--log-level", "warn", "--eval-every", "4", "--eval-episodes", "2", "--checkpoint-every", "1000"}
+		"--bridge", bridgeAddr, "--log-level", "warn", "--config", evalEvery(t, 4), "--eval-episodes", "2"}
 	outA, outB := t.TempDir(), t.TempDir()
 	if code, _, stderr := trainer(t, append(common, "--out", outA)...); code != 0 {
 		t.Fatalf("uninterrupted run: exit %d\n%s", code, stderr)
@@ -327,9 +328,13 @@ func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
 	}
 }
 
-// --k auto takes the preset's K, --k paper pins the paper's; a run at
-// another K than the paper's gets its own directory and label.
-func TestKFlagAndRunDir(t *testing.T) {
+// Flags and a --config file override the preset's entry; the run's
+// directory and label name what they change.
+func TestFlagsConfigFileAndRunDir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "run.yaml")
+	if err := os.WriteFile(file, []byte("env: Hopper-v1\ncommon-seeds: pair\nshift: 0.5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args  []string
 		k     int
@@ -338,27 +343,15 @@ func TestKFlagAndRunDir(t *testing.T) {
 	}{
 		{[]string{"--env", "HalfCheetah-v1"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "HalfCheetah-v1", "--k", "paper"}, 4, "stp-combined-k4", "STP combined, K=4"},
-		{[]string{"--env", "HalfCheetah-v1", "--method", "stp_is", "--step", "adaptive"}, 1, "stp_is-adaptive-k1", "STP_IS adaptive, K=1"},
-		{[]string{"--env", "HalfCheetah-v1", "--directions", "16", "--top", "8", "--basis", "gaussian"}, 1, "stp-combined-m16-t8-gauss", "STP combined, m=16, top 8, Gaussian basis"},
 		{[]string{"--env", "HalfCheetah-v1", "--k", "paper", "--preset", "paper"}, 4, "stp_is-adaptive-paper", "STP_IS adaptive, paper preset"},
 		{[]string{"--env", "Hopper-v1", "--method", "stp_is", "--step", "adaptive", "--directions", "4"}, 4, "stp_is-adaptive-m4", "STP_IS adaptive, m=4"},
-		{[]string{"--env", "Hopper-v1", "--method", "stp_is", "--step", "adaptive", "--basis", "orthogonal"}, 4, "stp_is-adaptive-orth", "STP_IS adaptive, orthogonal basis"},
 		{[]string{"--env", "Hopper-v1", "--method", "ars", "--k", "2"}, 2, "ars-k2", "ARS V2-t, K=2"},
-		{[]string{"--env", "Hopper-v1", "--k", "2", "--method", "stp", "--step", "fixed"}, 2, "stp-fixed-k2", "STP fixed, K=2"},
-		{[]string{"--env", "Hopper-v1", "--method", "ars"}, 1, "ars", "ARS V2-t"},
-		{[]string{"--env", "Hopper-v1", "--method", "ars", "--common-seeds"}, 1, "ars-siteration", "ARS V2-t, iteration seeds"},
-		{[]string{"--env", "Hopper-v1", "--common-seeds=pair"}, 1, "stp-combined-spair", "STP combined, pair seeds"},
-		{[]string{"--env", "Hopper-v1", "--common-seeds=iteration"}, 1, "stp-combined", "STP combined"},
-		{[]string{"--env", "Hopper-v1", "--directions", "8", "--top", "4", "--restart-after", "0"}, 1, "stp-combined-m8-t4-norestart", "STP combined, m=8, top 4, no restarts"},
-		{[]string{"--env", "HalfCheetah-v1", "--restart-after", "400", "--restart-length", "0.125"}, 1, "stp-combined-re400x0.125", "STP combined, restarts after 400 below 0.125"},
-		{[]string{"--env", "Hopper-v1", "--shift", "0.5", "--common-seeds=pair"}, 1, "stp-combined-spair-shift0.5", "STP combined, pair seeds, shift 0.5"},
-		{[]string{"--env", "Hopper-v1", "--shift", "1"}, 1, "stp-combined", "STP combined"},
-		{[]string{"--env", "Hopper-v1", "--directions", "16", "--top", "8", "--rate", "0.02", "--noise", "0.05"}, 1, "stp-combined-m16-t8-n0.05-r0.02", "STP combined, m=16, top 8, noise 0.05, rate 0.02"},
-		{[]string{"--env", "Hopper-v1", "--rate", "0.01", "--noise", "0.025"}, 1, "stp-combined", "STP combined"},
-		{[]string{"--env", "Hopper-v1", "--method", "ars", "--shift", "0"}, 1, "ars-shift0", "ARS V2-t, shift 0"},
-		{[]string{"--env", "Hopper-v1", "--common-seeds=false"}, 1, "stp-combined-snone", "STP combined, no common seeds"},
-		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--obs-norm", "none"}, 1, "ars-v1", "ARS V1-t"},
-		{[]string{"--env", "Swimmer-v1", "--k", "auto"}, 1, "stp_is-adaptive-k1-m8", "STP_IS adaptive, K=1, m=8"},
+		{[]string{"--env", "Hopper-v1", "--directions", "8", "--top", "4", "--restart", "none"}, 1, "stp-combined-m8-t4-norestart", "STP combined, m=8, top 4, no restarts"},
+		{[]string{"--env", "HalfCheetah-v1", "--restart", "400x0.125"}, 1, "stp-combined-re400x0.125", "STP combined, restarts after 400 below 0.125"},
+		{[]string{"--config", file}, 1, "stp-combined-spair-shift0.5", "STP combined, pair seeds, shift 0.5"},
+		{[]string{"--config", file, "--shift", "1"}, 1, "stp-combined-spair", "STP combined, pair seeds"},
+		{[]string{"--config", file, "--env", "HalfCheetah-v1", "--shift", "0"}, 1, "stp-combined", "STP combined"},
+		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--config", "../../bench/ars-v1.yaml"}, 1, "ars-v1", "ARS V1-t"},
 		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp_is-adaptive-m8", "STP_IS adaptive, m=8"},
 	} {
 		f, err := parseTrainFlags(tc.args, io.Discard)
@@ -369,23 +362,74 @@ func TestKFlagAndRunDir(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v: %v", tc.args, err)
 		}
-		if c.Problem.K != tc.k || c.Variant() != tc.dir || c.Label() != tc.label {
-			t.Errorf("%v: K %d, dir %s, label %q; want %d, %s, %q", tc.args, c.Problem.K, c.Variant(), c.Label(), tc.k, tc.dir, tc.label)
+		if c.Problem.K != tc.k || c.Name != tc.dir || c.Label != tc.label {
+			t.Errorf("%v: K %d, dir %s, label %q; want %d, %s, %q", tc.args, c.Problem.K, c.Name, c.Label, tc.k, tc.dir, tc.label)
 		}
 	}
-	for _, bad := range []string{"-1", "10001", "some"} {
-		if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--k", bad}, io.Discard); err == nil {
-			t.Errorf("--k %s was accepted", bad)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--k", "0"}, "k"},
+		{[]string{"--k", "some"}, "k"},
+		{[]string{"--method", "ars", "--directions", "8"}, "--directions does not apply to --method ars"},
+		{[]string{"--method", "ars", "--noise", "0.1"}, "--noise does not apply"},
+		{[]string{"--step", "adaptive", "--top", "2"}, "--top does not apply to --method stp --step adaptive"},
+		{[]string{"--method", "ars", "--step", "combined"}, "step"},
+		{[]string{"--restart", "300"}, "restart"},
+		{[]string{"--preset", "paper", "--step", "combined"}, "paper has no entry"},
+	} {
+		f, err := parseTrainFlags(append([]string{"--env", "Hopper-v1"}, tc.args...), io.Discard)
+		if err == nil {
+			_, err = f.config()
+		}
+		var ue usageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err = %v, want a usage error with %q", tc.args, err, tc.want)
 		}
 	}
-	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--common-seeds=all"}, io.Discard); err == nil || !strings.Contains(err.Error(), "common-seeds") {
-		t.Errorf("--common-seeds=all: err = %v", err)
+}
+
+// trainer config prints a file that --config reads back to the same
+// settings, for every method; train -h lists at most 30 flags.
+func TestConfigRoundTripAndFlagCount(t *testing.T) {
+	for _, args := range [][]string{
+		{"--env", "Hopper-v1"},
+		{"--env", "Walker2d-v1", "--method", "ars"},
+		{"--env", "Swimmer-v1", "--preset", "paper", "--step", "fixed"},
+		{"--env", "Quad-v0", "--method", "stp_is", "--step", "combined"},
+	} {
+		var out bytes.Buffer
+		if err := runConfig(args, &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		file := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(file, out.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f1, _ := parseTrainFlags(args, io.Discard)
+		f2, err := parseTrainFlags([]string{"--config", file}, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c1, err1 := f1.config()
+		c2, err2 := f2.config()
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%v: %v / %v\n%s", args, err1, err2, out.String())
+		}
+		j1, _ := json.Marshal(c1)
+		j2, _ := json.Marshal(c2)
+		if !bytes.Equal(j1, j2) {
+			t.Errorf("%v: from flags %s\nfrom its config file %s", args, j1, j2)
+		}
 	}
-	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "--common-seeds", "pair"}, io.Discard); err == nil || !strings.Contains(err.Error(), "--common-seeds=pair") {
-		t.Errorf("--common-seeds pair: err = %v, want the hint --common-seeds=pair", err)
+	var help bytes.Buffer
+	if _, err := parseTrainFlags([]string{"-h"}, &help); !errors.Is(err, flag.ErrHelp) {
+		t.Fatal(err)
 	}
-	if _, err := parseTrainFlags([]string{"--env", "Hopper-v1", "pair"}, io.Discard); err == nil || strings.Contains(err.Error(), "common-seeds") {
-		t.Errorf("a stray pair without --common-seeds: err = %v, want no hint", err)
+	n := strings.Count(help.String(), "\n  --")
+	if n < 20 || n > 30 || strings.Contains(help.String(), "Other:") {
+		t.Errorf("train -h lists %d flags (want at most 30, each in a group):\n%s", n, help.String())
 	}
 }
 
@@ -402,8 +446,8 @@ func TestHelpErrorsAndVersion(t *testing.T) {
 		}
 	}
 	code, _, stderr = trainer(t, "--env", "Hopper-v1", "--k", "-3")
-	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != exitUsage || len(lines) != 2 || !strings.Contains(lines[0], "-k") || !strings.Contains(lines[1], "-h") {
-		t.Fatalf("--k -3: exit %d, want 2 and one error line plus a hint:\n%s", code, stderr)
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], "--k") || !strings.Contains(lines[0], "-h") {
+		t.Fatalf("--k -3: exit %d, want 2 and one error line with a hint:\n%s", code, stderr)
 	}
 	code, _, stderr = trainer(t, "--env", "Hopper-v1", "--max-episodes", "5")
 	if code != exitUsage || !strings.Contains(stderr, "max-episodes: 5 is below one iteration's") {
@@ -421,7 +465,7 @@ func TestHelpErrorsAndVersion(t *testing.T) {
 func TestBudgetIsACap(t *testing.T) {
 	out := t.TempDir()
 	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "32", "--horizon", "50",
-		"--eval-every", "2", "--bridge", bridgeAddr, "--out", out)
+		"--config", evalEvery(t, 2), "--bridge", bridgeAddr, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -484,7 +528,7 @@ func TestLocalBridgeLogIsJSON(t *testing.T) {
 // step along the combination, within the budget.
 func TestCombinedDefault(t *testing.T) {
 	out := t.TempDir()
-	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--max-episodes", "56", "--horizon", "100", "--eval-every", "2",
+	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--max-episodes", "56", "--horizon", "100", "--config", evalEvery(t, 2),
 		"--eval-episodes", "2", "--bridge", bridgeAddr, "--out", out, "--log-level", "warn")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -506,8 +550,8 @@ func TestCombinedDefault(t *testing.T) {
 // says so.
 func TestRestartEndToEnd(t *testing.T) {
 	out := t.TempDir()
-	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--max-episodes", "56", "--horizon", "100", "--eval-every", "2",
-		"--eval-episodes", "2", "--restart-after", "16", "--restart-length", "0.95", "--bridge", bridgeAddr, "--out", out, "--log-level", "info")
+	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--max-episodes", "56", "--horizon", "100", "--config", evalEvery(t, 2),
+		"--eval-episodes", "2", "--restart", "16x0.95", "--bridge", bridgeAddr, "--out", out, "--log-level", "info")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
@@ -527,4 +571,15 @@ func TestRestartEndToEnd(t *testing.T) {
 	if strings.Count(stderr, "restart: the last 8 episodes") != 3 {
 		t.Fatalf("the log does not say the three restarts:\n%s", stderr)
 	}
+}
+
+// evalEvery writes a --config file that evaluates every n iterations (a
+// setting without a flag).
+func evalEvery(t *testing.T, n int) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "eval.yaml")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf("eval-every: %d\n", n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

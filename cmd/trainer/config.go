@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// runConfig is the config subcommand: the complete settings a run would
+// start with, as a YAML file that --config reads back.
+func runConfig(args []string, stdout, stderr io.Writer) error {
+	var sel selection
+	fs := flag.NewFlagSet("trainer config", flag.ContinueOnError)
+	sel.register(fs)
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	case sel.env == "" && sel.configFile == "":
+		return usageError{errors.New("flag -env is required (for example --env Hopper-v1)")}
+	}
+	c, err := sel.resolve(nil)
+	if err != nil {
+		return err
+	}
+	if err := c.Validate(); err != nil {
+		return usageError{err}
+	}
+	fmt.Fprintf(stdout, "# trainer train --config FILE runs with these settings; flags override them.\n")
+	fmt.Fprintf(stdout, "# %s\n", c.Named().Label)
+	fmt.Fprintf(stdout, "env: %s\npreset: %s\nmethod: %s\n", yamlScalar(c.Problem.Env), c.Preset, c.MethodName())
+	if st := c.Step(); st != "" {
+		fmt.Fprintf(stdout, "step: %s\n", st)
+	}
+	for _, s := range c.Settings() {
+		line := fmt.Sprintf("%s: %s", s.Name, yamlScalar(s.Value))
+		if s.Fixed != "" {
+			line += "  # fixed: " + s.Fixed
+		}
+		fmt.Fprintln(stdout, line)
+	}
+	return nil
+}
+
+// yamlScalar quotes v where YAML would read it as something else.
+func yamlScalar(v string) string {
+	if v == "" || strings.ContainsAny(v, ":#{}[],&*!|>'\"%@`") || strings.TrimSpace(v) != v {
+		return fmt.Sprintf("%q", v)
+	}
+	return v
+}

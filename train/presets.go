@@ -1,0 +1,155 @@
+package train
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/stpis/stpis/tasks"
+)
+
+//go:embed presets.yaml
+var presetsYAML []byte
+
+// entry is one task's entry of a preset: its default method and step, and
+// the settings of each method by step.
+type entry struct {
+	Default  string         `yaml:"default"`
+	ARS      map[string]any `yaml:"ars"`
+	Combined map[string]any `yaml:"combined"`
+	Adaptive map[string]any `yaml:"adaptive"`
+	Fixed    map[string]any `yaml:"fixed"`
+}
+
+// block is the settings of method and step in e (nil when e has none).
+func (e entry) block(method string, step Step) map[string]any {
+	if method == "ars" {
+		return e.ARS
+	}
+	switch step {
+	case Combined:
+		return e.Combined
+	case Adaptive:
+		return e.Adaptive
+	case Fixed:
+		return e.Fixed
+	}
+	return nil
+}
+
+// table is presets.yaml: preset → task → entry ("*": any other task).
+type table map[string]map[string]entry
+
+// otherTask is the entry of the tasks a preset does not name.
+const otherTask = "*"
+
+var presets = sync.OnceValues(func() (table, error) {
+	var doc struct {
+		Bases any              `yaml:"bases"`
+		Tuned map[string]entry `yaml:"tuned"`
+		Paper map[string]entry `yaml:"paper"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(presetsYAML))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("train: presets.yaml: %w", err)
+	}
+	return table{PresetTuned: doc.Tuned, PresetPaper: doc.Paper}, nil
+})
+
+// PresetNames lists the presets.
+func PresetNames() []string { return []string{PresetTuned, PresetPaper} }
+
+// Preset returns the complete configuration that preset gives a run of
+// env with method and step ("" for each: the entry's default; a step
+// alone picks STP's). The settings are the preset table's entry
+// (presets.yaml); the budget and threshold are the task's (tasks.Lookup),
+// none and 10000 episodes for an env the paper does not run.
+func Preset(preset, method string, step Step, env string) (Config, error) {
+	t, err := presets()
+	if err != nil {
+		return Config{}, err
+	}
+	byTask, ok := t[preset]
+	if !ok {
+		return Config{}, bad("preset", "%q is not one of %s", preset, strings.Join(PresetNames(), ", "))
+	}
+	if env == "" {
+		return Config{}, bad("env", "is required")
+	}
+	task := tasks.Name(env)
+	e, ok := byTask[task]
+	if !ok {
+		task = otherTask
+		e = byTask[task]
+	}
+	if method == "" {
+		def, defStep, _ := strings.Cut(e.Default, " ")
+		method = def
+		if step == "" {
+			step = Step(defStep)
+		}
+	}
+	m, err := newMethod(method)
+	if err != nil {
+		return Config{}, err
+	}
+	if s, ok := m.(*STPSettings); ok {
+		if step == "" {
+			_, defStep, _ := strings.Cut(e.Default, " ")
+			step = Step(defStep)
+			if step == "" {
+				step = Combined
+			}
+		}
+		if !slices.Contains(Steps, step) {
+			return Config{}, bad("step", "%q is not one of combined, adaptive, fixed", step)
+		}
+		s.Step = step
+	} else if step != "" {
+		return Config{}, bad("step", "does not apply to --method %s (a step rule of STP and STP_IS)", method)
+	}
+	block := e.block(method, step)
+	if block == nil {
+		what := method
+		if step != "" {
+			what += " --step " + string(step)
+		}
+		return Config{}, bad("preset", "%s has no entry for --method %s on %s (train/presets.yaml; the paper preset has the paper's methods only)", preset, what, env)
+	}
+	info, known := tasks.Lookup(env)
+	c := Config{Preset: preset, Method: m, Problem: Problem{Env: env},
+		Limits: Limits{MaxEpisodes: info.Budget, Threshold: info.Threshold, HasThreshold: info.HasThreshold, StopAtThreshold: true}}
+	if !known {
+		c.Limits.MaxEpisodes = 10000
+	}
+	names := make([]string, 0, len(block))
+	for k := range block {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		if !c.owns(k) {
+			// The surrogate's keys, in an entry that STP and STP_IS share.
+			if _, isSTP := m.(*STPSettings); isSTP && (k == "surrogate-steps" || k == "lipschitz") {
+				continue
+			}
+			return Config{}, fmt.Errorf("train: presets.yaml: %s: %s: %s %s: %w", preset, task, method, step, c.notHere(k))
+		}
+		if err := c.set(k, fmt.Sprint(block[k])); err != nil {
+			return Config{}, fmt.Errorf("train: presets.yaml: %s: %s: %w", preset, task, err)
+		}
+	}
+	return c, nil
+}
+
+// owns says whether name is one of c's settings.
+func (c *Config) owns(name string) bool {
+	_, ok := findKey(c.keys(), name)
+	return ok
+}
