@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -43,145 +40,6 @@ func (o PlotOptions) withDefaults() PlotOptions {
 		o.GridPoints = 200
 	}
 	return o
-}
-
-// methodColors is the fixed palette: the same method has the same colour in
-// every plot.
-var methodColors = map[string]color.NRGBA{
-	"STP fixed":       {R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}, // blue
-	"STP_IS fixed":    {R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, // orange
-	"STP adaptive":    {R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}, // green
-	"STP_IS adaptive": {R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, // red
-	"ARS V2-t":        {R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, // purple
-	"ARS V1-t":        {R: 0x8c, G: 0x56, B: 0x4b, A: 0xff}, // brown
-}
-
-// extraColors are used, by a hash of the label, for labels not in
-// methodColors, so that they too keep their colour across plots.
-var extraColors = []color.NRGBA{
-	{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
-	{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
-	{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
-	{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
-}
-
-// MethodColor returns the fixed colour of a method label.
-func MethodColor(label string) color.NRGBA {
-	if c, ok := methodColors[label]; ok {
-		return c
-	}
-	h := uint32(2166136261)
-	for i := 0; i < len(label); i++ {
-		h = (h ^ uint32(label[i])) * 16777619
-	}
-	return extraColors[h%uint32(len(extraColors))]
-}
-
-// plotColor returns label's colour unless another curve of the plot
-// already has it; then the first colour of the palettes that none has.
-func plotColor(label string, used map[color.NRGBA]bool) color.NRGBA {
-	c := MethodColor(label)
-	if !used[c] {
-		return c
-	}
-	for _, alt := range extraColors {
-		if !used[alt] {
-			return alt
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(methodColors)) {
-		if alt := methodColors[k]; !used[alt] {
-			return alt
-		}
-	}
-	return c
-}
-
-// Band is a group's mean curve with its ± one std band on a common grid.
-type Band struct {
-	X, Mean, Std []float64 // grid points where at least one seed is present
-	N            []int     // seeds present at each point
-}
-
-// series is the curve of one run to average: eval points when it has any,
-// else the training reward.
-func series(r Run) (xs, ys []float64, eval bool) {
-	for _, p := range r.Curve {
-		if p.HasEval {
-			xs = append(xs, float64(p.Episodes))
-			ys = append(ys, p.EvalMean)
-		}
-	}
-	if len(xs) > 0 {
-		return xs, ys, true
-	}
-	for _, p := range r.Curve {
-		xs = append(xs, float64(p.Episodes))
-		ys = append(ys, p.Reward)
-	}
-	return xs, ys, false
-}
-
-// MeanBand puts the runs' curves (eval reward, or training reward for a run
-// with no eval points) on a grid of n points from 0 to the largest episode
-// count among them, carrying each run's last value forward (a run that
-// stopped early keeps its last value), and averages over the runs present:
-// a run is present at x once it has a point at or before x. Std is the
-// population standard deviation over the runs present. evalOnly reports
-// whether every run contributed eval points.
-func MeanBand(runs []Run, n int) (b Band, evalOnly bool) {
-	if n < 2 {
-		n = 2
-	}
-	type s struct{ xs, ys []float64 }
-	var ss []s
-	maxX := 0.0
-	evalOnly = true
-	for _, r := range runs {
-		xs, ys, ev := series(r)
-		if len(xs) == 0 {
-			continue
-		}
-		evalOnly = evalOnly && ev
-		ss = append(ss, s{xs, ys})
-		for _, x := range xs {
-			maxX = math.Max(maxX, x)
-		}
-	}
-	if len(ss) == 0 {
-		return b, evalOnly
-	}
-	idx := make([]int, len(ss)) // per series: number of points with x <= grid x
-	for g := 0; g < n; g++ {
-		x := maxX * float64(g) / float64(n-1)
-		if g == n-1 {
-			x = maxX
-		}
-		var sum, sum2 float64
-		cnt := 0
-		for i, sr := range ss {
-			for idx[i] < len(sr.xs) && sr.xs[idx[i]] <= x {
-				idx[i]++
-			}
-			if idx[i] == 0 {
-				continue
-			}
-			v := sr.ys[idx[i]-1]
-			sum += v
-			sum2 += v * v
-			cnt++
-		}
-		if cnt == 0 {
-			continue
-		}
-		mean := sum / float64(cnt)
-		variance := math.Max(0, sum2/float64(cnt)-mean*mean)
-		b.X = append(b.X, x)
-		b.Mean = append(b.Mean, mean)
-		b.Std = append(b.Std, math.Sqrt(variance))
-		b.N = append(b.N, cnt)
-	}
-	return b, evalOnly
 }
 
 // Plot draws the reward curves in the layout of the paper's Figure 4:
@@ -377,31 +235,4 @@ func plural(n int, noun string) string {
 		return fmt.Sprintf("1 %s", noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-// denseTicks labels an axis every 1, 2 or 5 × 10^k, with 5 to 10 labels
-// (gonum's default labels about 3).
-type denseTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (denseTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) || math.IsInf(hi-lo, 0) {
-		return plot.DefaultTicks{}.Ticks(lo, hi)
-	}
-	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
-	step := mag
-	for _, m := range []float64{1, 2, 5, 10} {
-		if step = m * mag; (hi-lo)/step <= 10 {
-			break
-		}
-	}
-	var ticks []plot.Tick
-	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
-		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(math.Round(v/step)*step+0, 'f', -1, 64)})
-		minor := v + step/2
-		if minor <= hi {
-			ticks = append(ticks, plot.Tick{Value: minor})
-		}
-	}
-	return ticks
 }

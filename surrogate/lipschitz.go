@@ -15,6 +15,9 @@ const (
 	chunkK    = 512
 )
 
+// maxTanh2 is max_x |tanh”(x)| = 4/(3√3), reached at tanh(x) = ±1/√3.
+var maxTanh2 = 4 / (3 * math.Sqrt(3))
+
 // ErrNonFiniteL reports a Lipschitz estimate that is NaN or infinite, e.g.
 // from a direction with non-finite entries.
 var ErrNonFiniteL = errors.New("surrogate: non-finite Lipschitz estimate")

@@ -1,10 +1,49 @@
 package surrogate
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"sync"
 )
+
+// Train refreshes the scaling from the history (RefreshScaling), then takes
+// steps Adam steps, each on a minibatch of BatchSize points drawn uniformly
+// with replacement from the history (from its Window newest points, with a
+// Window). It returns the mean over the steps of the minibatch mean squared
+// error, in standardized target units (NaN when steps is 0). It returns
+// ErrEmpty on an empty history.
+func (m *Model) Train(steps int) (float64, error) {
+	if steps < 0 {
+		return 0, fmt.Errorf("%w: steps = %d", ErrConfig, steps)
+	}
+	if err := m.RefreshScaling(); err != nil {
+		return 0, err
+	}
+	if steps == 0 {
+		return math.NaN(), nil
+	}
+	bs := m.cfg.BatchSize
+	if cap(m.idx) < bs {
+		m.idx = make([]int, bs)
+	}
+	idx := m.idx[:bs]
+	n := len(m.ys)
+	windowed := m.cfg.Window > 0 && n > m.cfg.Window
+	total := 0.0
+	for range steps {
+		for i := range idx {
+			if windowed {
+				idx[i] = m.slot(m.cfg.Window - 1 - m.batchRng.IntN(m.cfg.Window))
+			} else {
+				idx[i] = m.batchRng.IntN(n)
+			}
+		}
+		total += m.gradient(idx)
+		m.adam()
+	}
+	return total / float64(steps), nil
+}
 
 // trainScratch holds the buffers of one minibatch gradient.
 type trainScratch struct {
