@@ -207,3 +207,16 @@ func (o *Optimizer) UnmarshalBinary(b []byte) error {
 	*o = Optimizer{s: s, x: st.X, iter: st.Iter, evals: st.Evals, pcg: pcg, rng: rand.New(pcg)}
 	return nil
 }
+
+// MoveTo sets x (between iterations), as when a trainer backs off to a
+// better point; the direction stream goes on.
+func (o *Optimizer) MoveTo(x []float64) error {
+	switch {
+	case o.deltas != nil:
+		return errors.New("ars: MoveTo during a pending proposal")
+	case len(x) != len(o.x):
+		return fmt.Errorf("ars: MoveTo got %d parameters, want %d", len(x), len(o.x))
+	}
+	copy(o.x, x)
+	return nil
+}

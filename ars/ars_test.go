@@ -99,3 +99,20 @@ func TestARSBadInput(t *testing.T) {
 		t.Errorf("rejected Tell moved x: %v", x)
 	}
 }
+
+func TestMoveTo(t *testing.T) {
+	o, err := New(make([]float64, 3), Settings{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.MoveTo([]float64{1, 2}); err == nil {
+		t.Error("a point of the wrong size was accepted")
+	}
+	if err := o.MoveTo([]float64{1, 2, 3}); err != nil || o.X()[2] != 3 {
+		t.Errorf("MoveTo: %v, x = %v", err, o.X())
+	}
+	o.Propose()
+	if err := o.MoveTo([]float64{0, 0, 0}); err == nil {
+		t.Error("MoveTo during a proposal was accepted")
+	}
+}

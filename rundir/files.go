@@ -70,7 +70,10 @@ type Result struct {
 	EnvSteps            int64   `json:"env_steps"`
 	Iterations          int     `json:"iterations"`
 	// Restarts is the number of attempts the run gave up (train.Restart).
-	Restarts int     `json:"restarts,omitempty"`
+	Restarts int `json:"restarts,omitempty"`
+	// BackOffs is the number of times the run went back to its best
+	// evaluated point (train.Guard).
+	BackOffs int     `json:"back_offs,omitempty"`
 	WallS    float64 `json:"wall_s"`
 	CPUS     float64 `json:"cpu_s"`
 }
@@ -103,6 +106,9 @@ type Point struct {
 	// Restarted says the run gave up its attempt after this iteration and
 	// starts afresh (train.Restart).
 	Restarted bool `json:"restarted,omitempty"`
+	// BackedOff says the evaluation of this iteration fell below the
+	// guard's level and x_k went back to the best evaluated point.
+	BackedOff bool `json:"backed_off,omitempty"`
 	// ElapsedS is the run's wall time so far (over all its invocations),
 	// EpsPerS this invocation's training episodes per second.
 	ElapsedS float64 `json:"elapsed_s"`

@@ -345,3 +345,25 @@ func (s *Stepper) complete(acc Role, k int, f float64) Outcome {
 	s.drawn = false
 	return Outcome{Completed: true, Accepted: acc, Point: k, F: s.f}
 }
+
+// MoveTo sets x_k between iterations, as when a trainer backs off to a
+// better point: f(x_k) becomes unknown (the next iteration measures it
+// where the rule measures x_k), the momentum's velocity is zeroed and its
+// anchor moved; the direction stream and the step schedule go on.
+func (s *Stepper) MoveTo(x []float64) error {
+	if err := s.between(); err != nil {
+		return err
+	}
+	if len(x) != s.n {
+		return fmt.Errorf("%w: MoveTo got %d coordinates, want %d", ErrSettings, len(x), s.n)
+	}
+	copy(s.x, x)
+	s.f, s.fKnown = math.NaN(), false
+	if s.hx != nil {
+		copy(s.hx, x)
+	}
+	for i := range s.vel {
+		s.vel[i] = 0
+	}
+	return nil
+}

@@ -134,6 +134,13 @@ var commonKeys = []key{
 			c.Restart = r
 			return err
 		}},
+	{name: "guard",
+		get: func(c *Config) string { return c.Guard.String() },
+		set: func(c *Config, v string) error {
+			g, err := ParseGuard(v)
+			c.Guard = g
+			return err
+		}},
 }
 
 // paperK is the paper's K for the problem's task (4 for a task the paper

@@ -69,8 +69,10 @@ type Optimizer interface {
 	// Tell takes one value per point of the last batch, in order, and
 	// ends the iteration.
 	Tell(values []float64) (Outcome, error)
-	// X returns the current point x_k.
+	// X returns the current point x_k; MoveTo sets it between iterations
+	// (the guard backs off to the best evaluated point).
 	X() []float64
+	MoveTo(x []float64) error
 	encoding.BinaryMarshaler
 	encoding.BinaryUnmarshaler
 }

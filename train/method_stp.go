@@ -56,8 +56,8 @@ type STPSettings struct {
 	IS   bool `json:"-"`
 	Step Step `json:"step"`
 	// Rate is the step rule's step: α0 of the adaptive rule, ε/n of the
-	// fixed rule α = ε/(n v_i), α of the combined step (Rate·√n times the
-	// combination: ARS's α for unit directions).
+	// fixed rule α = ε/(n v_i), and for the combined step the length of a
+	// step in units of √n (about Rate·√n whatever M and Top are; ARS's α/√b).
 	Rate float64 `json:"rate"`
 	// Directions is the number of directions of one iteration (1: the
 	// paper's one).
@@ -122,7 +122,7 @@ func (s *STPSettings) keys() []key {
 	st := func(c *Config) *STPSettings { return c.Method.(*STPSettings) }
 	ks := []key{
 		intKey("directions", "directions per iteration, 2 points each", "", func(c *Config) *int { return &st(c).Directions }),
-		floatKey("rate", "the step rule's step: α0 of adaptive, ε/n of fixed, α of combined (x moves Rate·√n times the combination)", "", func(c *Config) *float64 { return &st(c).Rate }),
+		floatKey("rate", "the step rule's step: α0 of adaptive, ε/n of fixed; for combined the step's length in units of √n, whatever M and Top (ARS's α/√b)", "", func(c *Config) *float64 { return &st(c).Rate }),
 		enumKey("basis", []string{string(Gaussian), string(Orthogonal)}, func(c *Config) *string { return (*string)(&st(c).Basis) }),
 		boolKey("normalize-basis", func(c *Config) *bool { return &st(c).NormalizeBasis }),
 	}
@@ -209,7 +209,13 @@ func (s *STPSettings) newOptimizer(p Problem, x0 []float64) (Optimizer, error) {
 		// α = ε/(n v_i) = Noise·√n/v_i (stp never measures x_k with Top,
 		// whatever Remeasure says).
 		set.Rule, set.Alpha0 = stp.Fixed, 0
-		set.Epsilon, set.Rate = s.Noise*float64(n)*math.Sqrt(float64(n)), s.Rate*math.Sqrt(float64(n))
+		// The step is Rate·√n·√Top times the combination, whose terms
+		// are divided by Top: with orthonormal directions and standardized
+		// differences it moves x by about Rate·√n whatever M and Top are
+		// (ARS's update, with b random directions of norm √n, moves it by
+		// about α√n/√b: Rate is α/√b in ARS's terms).
+		set.Epsilon = s.Noise * float64(n) * math.Sqrt(float64(n))
+		set.Rate = s.Rate * math.Sqrt(float64(n)) * math.Sqrt(float64(s.Top))
 	}
 	if s.IS {
 		// Theorem 1 pairs the decaying step with IS-sqrt, Theorems 2-4 the

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -141,7 +143,13 @@ func Preset(preset, method string, step Step, env string) (Config, error) {
 			}
 			return Config{}, fmt.Errorf("train: presets.yaml: %s: %s: %s %s: %w", preset, task, method, step, c.notHere(k))
 		}
-		if err := c.set(k, fmt.Sprint(block[k])); err != nil {
+		v := fmt.Sprint(block[k])
+		if v == fromARS && method != "ars" {
+			if v, err = arsValue(e, k, env); err != nil {
+				return Config{}, fmt.Errorf("train: presets.yaml: %s: %s: %w", preset, task, err)
+			}
+		}
+		if err := c.set(k, v); err != nil {
 			return Config{}, fmt.Errorf("train: presets.yaml: %s: %s: %w", preset, task, err)
 		}
 	}
@@ -152,4 +160,32 @@ func Preset(preset, method string, step Step, env string) (Config, error) {
 func (c *Config) owns(name string) bool {
 	_, ok := findKey(c.keys(), name)
 	return ok
+}
+
+// fromARS, as a value in the table, takes the setting from the task's ARS
+// entry: the shift and the perturbation ν as they are, and for rate ARS's
+// step length per iteration, α/√b (the combined step's rate is a length
+// whatever its M and Top; ARS's b directions of norm √n move x by about
+// α√n/√b).
+const fromARS = "ars"
+
+func arsValue(e entry, key, env string) (string, error) {
+	c := Config{Method: &ARSSettings{}, Problem: Problem{Env: env}}
+	for k, v := range e.ARS {
+		if err := c.set(k, fmt.Sprint(v)); err != nil {
+			return "", err
+		}
+	}
+	a := c.Method.(*ARSSettings)
+	switch key {
+	case "rate":
+		if a.Top < 1 {
+			return "", bad("rate", "ars: the task's ARS entry has no top")
+		}
+		return strconv.FormatFloat(a.Rate/math.Sqrt(float64(a.Top)), 'g', -1, 64), nil
+	case "noise", "shift":
+		v, _ := c.Get(key)
+		return v, nil
+	}
+	return "", bad(key, "ars: only rate, noise and shift follow the task's ARS entry")
 }

@@ -3,6 +3,8 @@ package train
 import (
 	"encoding/json"
 	"errors"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,11 +31,11 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, "stp_is", Adaptive, "HalfCheetah-v1", Running, 1, 1, "STP_IS adaptive, K=1", Local},
 		{PresetTuned, "stp_is", Fixed, "HalfCheetah-v1", Running, 0.05, 1, "STP_IS fixed, K=1", Local},
 		{PresetPaper, "stp_is", "", "HalfCheetah-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
-		{PresetTuned, "", "", "Hopper-v1", Running, 0.01, 1, "STP combined", ""},
+		{PresetTuned, "", "", "Hopper-v1", Running, 0.00707, 1, "STP combined", ""},
 		{PresetTuned, "", "", "Swimmer-v1", None, 2, 1, "STP_IS adaptive, K=1, m=8", Global},
 		{PresetPaper, "", "", "Hopper-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
-		{PresetTuned, "stp_is", "", "Hopper-v1", Running, 0.01, 1, "STP_IS combined", Global},
-		{PresetTuned, "", "", "Walker2d-v5", Running, 0.03, 1, "STP combined", ""},
+		{PresetTuned, "stp_is", "", "Hopper-v1", Running, 0.00707, 1, "STP_IS combined", Global},
+		{PresetTuned, "", "", "Walker2d-v5", Running, 0.015, 1, "STP combined", ""},
 	} {
 		c, err := Preset(tc.preset, tc.method, tc.step, tc.env)
 		if err != nil {
@@ -53,8 +55,18 @@ func TestPresets(t *testing.T) {
 		t.Errorf("paper %+v / tuned %+v", st(p), st(tu))
 	}
 	cb, _ := Preset(PresetTuned, "stp_is", "", "Hopper-v1")
-	if s := st(cb); cb.Problem.Shift != 1 || cb.Problem.CommonSeeds != IterationSeeds || s.Noise != 0.025 || s.Rate != 0.01 || s.Directions != 4 || s.Top != 2 || s.Basis != Orthogonal || cb.Restart != (Restart{300, 0.125}) {
+	if s := st(cb); cb.Problem.Shift != 1 || cb.Problem.CommonSeeds != IterationSeeds || s.Noise != 0.025 || s.Rate != 0.00707 || s.Directions != 4 || s.Top != 2 || s.Basis != Orthogonal || cb.Restart != (Restart{300, 0.125}) {
 		t.Errorf("combined %+v %+v", cb, s)
+	}
+	// "ars" in an entry takes the task's ARS values: an env the table
+	// does not name gets ARS's defaults, ν 0.03 and α/√b = 0.02/√8.
+	o, _ := Preset(PresetTuned, "stp", Combined, "Quad-v0")
+	if s := st(o); s.Noise != 0.03 || o.Problem.Shift != 0 {
+		t.Errorf("combined on an unknown env: %+v, shift %v", s, o.Problem.Shift)
+	}
+	e := entry{ARS: map[string]any{"directions": 8, "top": 8, "rate": 0.02, "noise": 0.03}}
+	if v, err := arsValue(e, "rate", "Quad-v0"); err != nil || v != strconv.FormatFloat(0.02/math.Sqrt(8), 'g', -1, 64) {
+		t.Errorf("rate: ars = %s, %v; want α/√b", v, err)
 	}
 	a, _ := Preset(PresetTuned, "ars", "", "Walker2d-v1")
 	if s := a.Method.(*ARSSettings); *s != (ARSSettings{Directions: 40, Top: 30, Noise: 0.025, Rate: 0.03}) || a.Problem.Shift != 1 || a.Limits.EvalEvery != 10 {
@@ -119,7 +131,7 @@ func TestRunNames(t *testing.T) {
 		{"Swimmer-v1", "ars", "", map[string]string{"obs-norm": "none"}, "ARS V1-t", "ars-v1"},
 		{"Hopper-v1", "", "", map[string]string{"common-seeds": "pair", "shift": "0.5"}, "STP combined, pair seeds, shift 0.5", "stp-combined-spair-shift0.5"},
 		{"Hopper-v1", "", "", map[string]string{"directions": "16", "top": "8", "rate": "0.02", "noise": "0.05"}, "STP combined, m=16, top 8, noise 0.05, rate 0.02", "stp-combined-m16-t8-n0.05-r0.02"},
-		{"Hopper-v1", "", "", map[string]string{"rate": "0.01", "noise": "0.025", "shift": "1"}, "STP combined", "stp-combined"},
+		{"Hopper-v1", "", "", map[string]string{"rate": "0.00707", "noise": "0.025", "shift": "1"}, "STP combined", "stp-combined"},
 		{"Swimmer-v1", "", "", map[string]string{"k": "paper"}, "STP_IS adaptive, m=8", "stp_is-adaptive-m8"},
 		{"Swimmer-v1", "", "", map[string]string{"rate": "1"}, "STP_IS adaptive, K=1, m=8, rate 1", "stp_is-adaptive-k1-m8-r1"},
 	} {

@@ -35,6 +35,11 @@ type Counters struct {
 	Reward float64 `json:"reward"`
 	// Attempt is the restart rule's bookkeeping (Config.Restart).
 	Attempt Attempt `json:"attempt"`
+	// InitialEval is the evaluation of x_0 (HasInitial once it is made);
+	// BackOffs counts the guard's back-offs (Config.Guard).
+	InitialEval float64 `json:"initial_eval,omitempty"`
+	HasInitial  bool    `json:"has_initial,omitempty"`
+	BackOffs    int     `json:"back_offs,omitempty"`
 }
 
 // Run is one training run. It is not safe for concurrent use.
@@ -263,6 +268,9 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 		if err := r.evaluate(ctx, env, &pt); err != nil {
 			return pt, err
 		}
+		if err := r.guard(ctx, env, &pt); err != nil {
+			return pt, err
+		}
 	}
 	if pt.Restarted, err = r.checkRestart(); err != nil {
 		return pt, err
@@ -318,6 +326,7 @@ func (r *Run) EvaluateInitial(ctx context.Context, env Roller) (rundir.Point, er
 	if err := r.evaluate(ctx, env, &pt); err != nil {
 		return pt, err
 	}
+	r.c.InitialEval, r.c.HasInitial = pt.EvalMean, true
 	return r.point(pt), nil
 }
 
@@ -358,7 +367,7 @@ func Evaluate(ctx context.Context, env Roller, f policy.File, n int, seed uint64
 func (r *Run) Result() rundir.Result {
 	c := r.c
 	res := rundir.Result{Reached: c.Reached, FinalEval: c.LastEval, BestEval: c.BestEval, Episodes: c.Episodes,
-		EvalEpisodes: c.EvalEpisodes, EnvSteps: c.EnvSteps, Iterations: c.Iter, Restarts: c.Attempt.Restarts}
+		EvalEpisodes: c.EvalEpisodes, EnvSteps: c.EnvSteps, Iterations: c.Iter, Restarts: c.Attempt.Restarts, BackOffs: c.BackOffs}
 	if res.Reached {
 		e := c.ThresholdReachedAt
 		res.EpisodesToThreshold = &e

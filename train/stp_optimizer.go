@@ -36,6 +36,8 @@ func (o *stpOptimizer) Size() int {
 
 func (o *stpOptimizer) X() []float64 { return o.stepper.X() }
 
+func (o *stpOptimizer) MoveTo(x []float64) error { return o.stepper.MoveTo(x) }
+
 func (o *stpOptimizer) Propose() ([][]float64, error) {
 	b, err := o.stepper.Propose()
 	if err != nil {

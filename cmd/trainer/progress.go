@@ -70,6 +70,11 @@ func (r *recorder) Record(p rundir.Point) error {
 		r.log.Info().Int("episodes", p.Episodes).Int("restart_after", rs.After).Float64("restart_length", rs.Length).
 			Msgf("restart: the last %d episodes lasted under %g of the horizon (the first plateau); a fresh attempt takes the rest of the budget", rs.After-rs.After/2, rs.Length)
 	}
+	if p.BackedOff {
+		r.end()
+		r.log.Info().Int("episodes", p.Episodes).Str("guard", r.cfg.Guard.String()).
+			Msgf("guard: the evaluation fell more than %s of the initial one's size below it; back to the best evaluated point (best_policy.json)", r.cfg.Guard)
+	}
 	if p.ReachedAt > 0 {
 		r.end()
 		r.log.Info().Int("episodes", p.ReachedAt).Float64("eval", p.EvalMean).Float64("threshold", r.cfg.Limits.Threshold).Msg("threshold reached")

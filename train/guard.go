@@ -1,0 +1,65 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/stpis/stpis/rundir"
+)
+
+// Guard is the rule by which a run backs off a step that made it worse
+// than where it started: when an evaluation falls below the initial
+// evaluation e0 by more than Drop·|e0|, x_k and the normalizer go back to
+// the best evaluated point (the one best_policy.json holds), and the
+// optimizer goes on from there. An evaluation that ends the run and backs
+// off is followed by an evaluation of the point it backed off to, so that
+// the run's final evaluation is of the point it ends on. The zero Guard
+// never backs off.
+type Guard struct {
+	On   bool    `json:"on,omitempty"`
+	Drop float64 `json:"drop,omitempty"`
+}
+
+// String writes the rule as the guard setting takes it: 0.5, or none.
+func (g Guard) String() string {
+	if !g.On {
+		return "none"
+	}
+	return strconv.FormatFloat(g.Drop, 'g', -1, 64)
+}
+
+// ParseGuard reads a guard: a fraction of |e0| (0.5), or none.
+func ParseGuard(v string) (Guard, error) {
+	if v == "none" {
+		return Guard{}, nil
+	}
+	d, err := strconv.ParseFloat(v, 64)
+	if err != nil || !(d >= 0 && d <= 10) {
+		return Guard{}, bad("guard", "%q is not none or a fraction of the initial evaluation in [0, 10]", v)
+	}
+	return Guard{On: true, Drop: d}, nil
+}
+
+// level is the evaluation under which the guard backs off.
+func (g Guard) level(e0 float64) float64 { return e0 - g.Drop*math.Abs(e0) }
+
+// guard applies the rule after the evaluation of pt, and re-evaluates
+// the restored point when the run ends with it.
+func (r *Run) guard(ctx context.Context, env Roller, pt *rundir.Point) error {
+	g := r.cfg.Guard
+	if !g.On || !pt.HasEval || !r.c.HasInitial || pt.EvalMean >= g.level(r.c.InitialEval) || !r.c.HasBest || r.c.BestEval <= pt.EvalMean {
+		return nil
+	}
+	if err := r.opt.MoveTo(r.bestX); err != nil {
+		return fmt.Errorf("train: guard: %w", err)
+	}
+	r.norm = r.bestNorm.Clone()
+	r.c.BackOffs++
+	pt.BackedOff = true
+	if r.Done() {
+		return r.evaluate(ctx, env, pt)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package train
+
+import (
+	"context"
+	"math"
+	"testing"
+)
+
+// guardConfig overshoots: the combined step's rate is far too long for
+// the test quadratic, so evaluations fall below the initial one.
+func guardConfig(g Guard) Config {
+	cfg := testConfig("stp")
+	s := st(cfg)
+	s.Directions, s.Top, s.Step, s.Rate, s.Noise, s.Basis = 3, 2, Combined, 3, 0.02, Orthogonal
+	cfg.Limits.EvalEvery, cfg.Limits.MaxEpisodes = 1, 240
+	cfg.Guard = g
+	return cfg
+}
+
+func guardRun(t *testing.T, cfg Config) *Run {
+	t.Helper()
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.EvaluateInitial(context.Background(), &quadRoller{target: testTarget}); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Without the guard the overshooting run ends below where it started;
+// with it, every evaluation under the level sends x back to the best
+// point, and the run ends on a point evaluated at least at the level.
+func TestGuardBacksOffToTheBestPoint(t *testing.T) {
+	q := &quadRoller{target: testTarget}
+	off := guardRun(t, guardConfig(Guard{}))
+	for !off.Done() {
+		if _, err := off.Iterate(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e0 := off.Counters().InitialEval
+	g := Guard{On: true, Drop: 0.5}
+	if last := off.Counters().LastEval; last >= g.level(e0) {
+		t.Fatalf("the unguarded run ends at %v, above the level %v: the test does not overshoot", last, g.level(e0))
+	}
+	on := guardRun(t, guardConfig(g))
+	q = &quadRoller{target: testTarget}
+	for !on.Done() {
+		pt, err := on.Iterate(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pt.BackedOff {
+			x, best := on.X(), on.bestX
+			for i := range x {
+				if math.Float64bits(x[i]) != math.Float64bits(best[i]) {
+					t.Fatalf("iteration %d backed off to x[%d] = %v, not the best point's %v", pt.Iter, i, x[i], best[i])
+				}
+			}
+		}
+	}
+	c := on.Counters()
+	if c.BackOffs == 0 || on.Result().BackOffs != c.BackOffs {
+		t.Fatalf("%d back-offs (result %d), want some", c.BackOffs, on.Result().BackOffs)
+	}
+	if c.LastEval < g.level(e0) {
+		t.Fatalf("the guarded run ends at %v, below the level %v", c.LastEval, g.level(e0))
+	}
+}
+
+// A run restored after back-offs continues bit-exactly.
+func TestGuardResumes(t *testing.T) {
+	cfg := guardConfig(Guard{On: true, Drop: 0.5})
+	cfg.Limits.MaxEpisodes = 600
+	a, b := guardRun(t, cfg), guardRun(t, cfg)
+	qa, qb := &quadRoller{target: testTarget}, &quadRoller{target: testTarget}
+	for range 12 {
+		if _, err := b.Iterate(context.Background(), qb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b.Counters().BackOffs == 0 {
+		t.Fatal("no back-off in 12 iterations: the test checks nothing")
+	}
+	continuesAs(t, a, qa, roundTrip(t, b), qb, 12, 24)
+}
+
+func TestParseGuard(t *testing.T) {
+	for in, want := range map[string]Guard{"none": {}, "0": {On: true}, "0.5": {On: true, Drop: 0.5}} {
+		g, err := ParseGuard(in)
+		if err != nil || g != want || (g.On && g.String() != in) {
+			t.Errorf("%s: %+v, %v", in, g, err)
+		}
+	}
+	for _, in := range []string{"-1", "nan", "11", "half"} {
+		if _, err := ParseGuard(in); err == nil {
+			t.Errorf("%s accepted", in)
+		}
+	}
+}
