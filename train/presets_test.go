@@ -35,7 +35,7 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, "", "", "Swimmer-v1", None, 2, 1, "STP_IS adaptive, K=1, m=8", Global},
 		{PresetPaper, "", "", "Hopper-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, "stp_is", "", "Hopper-v1", Running, 0.00707, 1, "STP_IS combined", Global},
-		{PresetTuned, "", "", "Walker2d-v5", Running, 0.015, 1, "STP combined", ""},
+		{PresetTuned, "", "", "Walker2d-v5", Running, 0.03 / math.Sqrt(30), 1, "STP combined", ""},
 	} {
 		c, err := Preset(tc.preset, tc.method, tc.step, tc.env)
 		if err != nil {
