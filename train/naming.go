@@ -13,8 +13,9 @@ func kPart(k int) part { return part{fmt.Sprintf("K=%d", k), fmt.Sprintf("k%d", 
 // display name as in the paper's Table 2 ("STP_IS adaptive", "ARS V2-t"),
 // then, after commas, ", K=1", ", m=4", ", top 2", ", orthogonal basis",
 // ", noise 0.05", ", rate 0.02", ", pair seeds", ", shift 0.5",
-// ", restarts after 400 below 0.125", ", paper preset"; the directory's
-// variant is "stp_is-adaptive-k1-m4-t2-orth-n0.05-r0.02-spair-shift0.5-re400x0.125-paper"
+// ", restarts after 400 below 0.125", ", guard 0.5", ", paper preset"; the
+// directory's variant is
+// "stp_is-adaptive-k1-m4-t2-orth-n0.05-r0.02-spair-shift0.5-re400x0.125-g0.5-paper"
 // in the same way. The name before the first comma is the paper's column
 // it compares with. A run keeps the names it was created with (run.json,
 // the checkpoint): a later change of the preset table renames no run.
@@ -52,6 +53,13 @@ func (c Config) parts() []part {
 		label, dir := "no restarts", "norestart"
 		if rs.On() {
 			label, dir = fmt.Sprintf("restarts after %d below %g", rs.After, rs.Length), fmt.Sprintf("re%dx%g", rs.After, rs.Length)
+		}
+		ps = append(ps, part{label, dir})
+	}
+	if g := c.Guard; g != ref.Guard {
+		label, dir := "no guard", "noguard"
+		if g.On {
+			label, dir = fmt.Sprintf("guard %g", g.Drop), fmt.Sprintf("g%g", g.Drop)
 		}
 		ps = append(ps, part{label, dir})
 	}

@@ -133,6 +133,7 @@ func TestRunNames(t *testing.T) {
 		{"Hopper-v1", "", "", map[string]string{"directions": "16", "top": "8", "rate": "0.02", "noise": "0.05"}, "STP combined, m=16, top 8, noise 0.05, rate 0.02", "stp-combined-m16-t8-n0.05-r0.02"},
 		{"Hopper-v1", "", "", map[string]string{"rate": "0.00707", "noise": "0.025", "shift": "1"}, "STP combined", "stp-combined"},
 		{"Swimmer-v1", "", "", map[string]string{"k": "paper"}, "STP_IS adaptive, m=8", "stp_is-adaptive-m8"},
+		{"Hopper-v1", "", "", map[string]string{"guard": "0.5"}, "STP combined, guard 0.5", "stp-combined-g0.5"},
 		{"Swimmer-v1", "", "", map[string]string{"rate": "1"}, "STP_IS adaptive, K=1, m=8, rate 1", "stp_is-adaptive-k1-m8-r1"},
 	} {
 		c, err := Preset(PresetTuned, tc.method, tc.step, tc.env)
