@@ -11,7 +11,12 @@
 // killed mid-write) is skipped. Plot draws, for each (env, label) group, the
 // mean over seeds with a ±1 std band on a common grid of episodes, one PNG
 // per env. Table renders the Markdown episodes-to-threshold table, optionally
-// beside the paper's published numbers.
+// beside the paper's published numbers. SummaryTable gives one row per task
+// and method with the statistics of survival.go: the Kaplan–Meier median of
+// the episodes to the threshold (a seed that never reached it is censored at
+// the episodes it ran) with a seeded bootstrap interval, and the log-rank
+// test against the task's ARS row. SuccessPlotFiles draws the fraction of
+// seeds that had reached the threshold against training episodes.
 //
 // The package reads run directories and never writes into them; the only
 // files it writes are the PNG plots. Of this module it imports rundir (the

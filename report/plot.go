@@ -57,8 +57,15 @@ func Plot(runs []Run, outPNG string, opts PlotOptions) error {
 
 // PlotFiles is Plot, returning the files written.
 func PlotFiles(runs []Run, outPNG string, opts PlotOptions) ([]string, error) {
+	return perEnv(runs, outPNG, opts, "plot", plotEnv)
+}
+
+// perEnv calls draw for each env of runs, in the paper's order, with the
+// env's runs and its file: outPNG when the runs have one env, else
+// EnvFileName(outPNG, env). It returns the files written.
+func perEnv(runs []Run, outPNG string, opts PlotOptions, what string, draw func(runs []Run, env, out string, opts PlotOptions) error) ([]string, error) {
 	if len(runs) == 0 {
-		return nil, fmt.Errorf("report: plot: no runs")
+		return nil, fmt.Errorf("report: %s: no runs", what)
 	}
 	opts = opts.withDefaults()
 	byEnv := map[string][]Run{}
@@ -74,7 +81,7 @@ func PlotFiles(runs []Run, outPNG string, opts PlotOptions) ([]string, error) {
 		if len(envs) > 1 {
 			out = EnvFileName(outPNG, env)
 		}
-		if err := plotEnv(byEnv[env], env, out, opts); err != nil {
+		if err := draw(byEnv[env], env, out, opts); err != nil {
 			return files, err
 		}
 		files = append(files, out)
@@ -100,8 +107,9 @@ func EnvFileName(out, env string) string {
 	return strings.TrimSuffix(out, ext) + "-" + env + ext
 }
 
-func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
-	p := plot.New()
+// envTitle is the env, with the resolved envs its runs ran in parentheses:
+// "Hopper-v1 (Hopper-v5)".
+func envTitle(runs []Run, env string) string {
 	title := env
 	if title == "" {
 		title = "(unknown env)"
@@ -115,7 +123,12 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 	if len(resolved) > 0 {
 		title += " (" + strings.Join(sortedKeys(resolved, func(a, b string) bool { return a < b }), ", ") + ")"
 	}
-	p.Title.Text = title
+	return title
+}
+
+func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
+	p := plot.New()
+	p.Title.Text = envTitle(runs, env)
 	p.X.Label.Text = "training episodes"
 	// Curves rise from the bottom left: the top left is the emptiest corner.
 	p.Legend.Top = true

@@ -425,21 +425,50 @@ func TestSummaryTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + md)
-	rows := SummaryRows(runs)
-	if len(rows) != 3 || rows[0].Env != "Swimmer-v1" || rows[1].Label != "STP_IS adaptive" {
+	rows, err := SummaryRows(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || rows[0].Env != "Swimmer-v1" || rows[1].Label != "STP_IS adaptive" || rows[2].Label != "ARS V2-t" {
 		t.Fatalf("rows %+v", rows)
 	}
-	if r := rows[1]; r.Seeds != 3 || r.Reached != 3 || r.MedianEpisodes != 1300 || r.HalfEpisodes != 1300 || !(r.MedianBest >= r.MedianFinal) {
+	// STP_IS reached at 1000, 1300 and 1400: the KM median is the second.
+	// Against ARS (2000, censored at 2500, 3000) the log-rank test has
+	// O 3, E 0.5 + 0.4 + 0.25 = 1.15, V 0.25 + 0.24 + 0.1875 = 0.6775,
+	// χ² = 1.85²/0.6775 = 5.0517, p = 0.0246.
+	if r := rows[1]; r.Seeds != 3 || r.Reached != 3 || r.MedianEpisodes != 1300 || r.KMMedian != 1300 ||
+		r.KMLow != 1000 || r.KMHigh != 1400 || r.Reference != "ARS V2-t" || !near(r.LogRankP, 0.0246, 1e-4) || !(r.MedianBest >= r.MedianFinal) {
 		t.Errorf("Hopper STP_IS row %+v", r)
 	}
-	// ARS reached at 2000 and 3000 on two of three seeds: the median of
-	// those is 2500, and two seeds (half of three, rounded up) had reached
-	// by 3000. Swimmer's two seeds never reach: no half.
-	if r := rows[0]; r.Reached != 0 || !math.IsNaN(r.HalfEpisodes) {
-		t.Errorf("Swimmer row %+v, want no half", r)
+	// ARS reached at 2000 and 3000, and one seed stopped at 2500 without:
+	// the median of those that reached is 2500; the KM curve is 2/3 after
+	// 2000 and 0 after 3000. It is its task's reference: no test.
+	if r := rows[2]; r.Reached != 2 || r.MedianEpisodes != 2500 || r.KMMedian != 3000 || !math.IsNaN(r.LogRankP) {
+		t.Errorf("Hopper ARS row %+v", r)
 	}
-	if !strings.Contains(md, "| Hopper-v1 | ARS V2-t | 2/3 | 2500 | 3000 |") || !strings.Contains(md, "| Swimmer-v1 | STP fixed | 0/2 | — | — |") {
-		t.Errorf("summary:\n%s", md)
+	// Swimmer's two seeds never reach in their 80 episodes, and the task has
+	// no ARS row.
+	if r := rows[0]; r.Reached != 0 || !math.IsInf(r.KMMedian, 1) || !math.IsInf(r.KMLow, 1) || r.Budget != 80 || r.Reference != "" || !math.IsNaN(r.LogRankP) {
+		t.Errorf("Swimmer row %+v, want not reached within 80", r)
+	}
+	for _, want := range []string{
+		"| Swimmer-v1 | STP fixed | 0/2 | >80 [>80, >80] | — | — |",
+		"| Hopper-v1 | STP_IS adaptive | 3/3 | 1300 [1000, 1400] | 1300 | 0.025 |",
+		"| Hopper-v1 | ARS V2-t | 2/3 | 3000 [2000, >3000] | 2500 | — |",
+		"log-rank p vs ARS: ", ">N: not reached", "—: none",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary lacks %q:\n%s", want, md)
+		}
+	}
+	for _, line := range strings.Split(md, "\n") {
+		if n := len([]rune(line)); n > 120 {
+			t.Errorf("line of %d columns: %s", n, line)
+		}
+	}
+	again, err := SummaryTable(runs)
+	if err != nil || again != md {
+		t.Errorf("a second summary differs (bootstrap not deterministic?):\n%s", again)
 	}
 }
 

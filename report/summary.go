@@ -4,30 +4,84 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 )
 
-// SummaryRow is one (env, method) row of Summary.
+// The bootstrap of SummaryRows: resamples of the seeds, the generator's seed
+// (fixed, so the table is the same on every run) and the interval's level.
+const (
+	BootstrapResamples = 2000
+	BootstrapSeed      = 1
+	BootstrapLevel     = 0.95
+)
+
+// SummaryRow is one (env, method) row of SummaryTable.
 type SummaryRow struct {
 	Env, Label string
 	// Seeds is the number of runs, Reached those that reached the
 	// threshold.
 	Seeds, Reached int
+	// KMMedian is the Kaplan–Meier median of the episodes to the threshold
+	// (KMMedian in survival.go), a seed that never reached it being
+	// censored at the episodes it ran (SurvivalTime); +Inf when the curve
+	// never falls to one half. When every seed ran the same budget it is
+	// the episodes by which half the seeds, rounded up, had reached the
+	// threshold. KMLow and KMHigh are its percentile bootstrap interval
+	// (BootstrapResamples resamples of the seeds, BootstrapLevel), an end
+	// +Inf where the resamples' median was not reached. Budget is the most
+	// training episodes any seed ran: a median not reached lies beyond it.
+	KMMedian, KMLow, KMHigh, Budget float64
+	// Reference is the label of the env's ARS row, the first label in
+	// the table's order that starts with "ARS" ("" when the env has
+	// none), and LogRankP the p-value of the two-sample log-rank test of
+	// this row's episodes to the threshold against that row's. NaN for
+	// the reference row itself, an env without one, or samples with
+	// nothing to compare (no seed of either reached).
+	Reference string
+	LogRankP  float64
 	// MedianEpisodes is the median episodes to the threshold over the
 	// seeds that reached it (NaN when none did); MedianBest and
 	// MedianFinal the medians over all seeds of the best and the last
 	// evaluation.
 	MedianEpisodes, MedianBest, MedianFinal float64
-	// HalfEpisodes is the episodes by which half of the seeds (rounded
-	// up) had reached the threshold: a median over all the seeds, which
-	// counts a seed that never reached it as reaching after its budget,
-	// so that reaching on more seeds never raises it. NaN when fewer than
-	// half reached.
-	HalfEpisodes float64
+}
+
+// SurvivalTime is a run as a right-censored survival time: the episodes to
+// the threshold when it reached it (event true), else the training episodes
+// it ran (EpisodesRun; event false).
+func SurvivalTime(r Run) (episodes float64, event bool) {
+	if r.Reached {
+		return float64(r.EpisodesToThreshold), true
+	}
+	return EpisodesRun(r), false
+}
+
+// EpisodesRun is the training episodes a run ran: result.json's count, or
+// for a run without one (still running, or killed) the largest count of its
+// curve.
+func EpisodesRun(r Run) float64 {
+	if r.Result != nil {
+		return float64(r.Result.Episodes)
+	}
+	last := 0
+	for _, p := range r.Curve {
+		last = max(last, p.Episodes)
+	}
+	return float64(last)
+}
+
+// survivalSample is runs as SurvivalTime gives them.
+func survivalSample(runs []Run) (times []float64, events []bool) {
+	for _, r := range runs {
+		t, e := SurvivalTime(r)
+		times, events = append(times, t), append(events, e)
+	}
+	return times, events
 }
 
 // SummaryRows groups runs by env and method label, in the paper's order.
-func SummaryRows(runs []Run) []SummaryRow {
+func SummaryRows(runs []Run) ([]SummaryRow, error) {
 	type key struct{ env, label string }
 	groups := map[key][]Run{}
 	for _, r := range runs {
@@ -44,25 +98,57 @@ func SummaryRows(runs []Run) []SummaryRow {
 		}
 		return labelLess(keys[i].label, keys[j].label)
 	})
+	reference := map[string]string{}
+	for _, k := range keys {
+		if _, ok := reference[k.env]; !ok && strings.HasPrefix(k.label, "ARS") {
+			reference[k.env] = k.label
+		}
+	}
 	rows := make([]SummaryRow, 0, len(keys))
 	for _, k := range keys {
-		row := SummaryRow{Env: k.env, Label: k.label, Seeds: len(groups[k])}
-		var best, final []float64
-		for _, r := range groups[k] {
-			if b, f, ok := evals(r); ok {
-				best, final = append(best, b), append(final, f)
-			}
+		row, err := summaryRow(groups[k])
+		if err != nil {
+			return nil, fmt.Errorf("report: summary of %s %s: %w", k.env, k.label, err)
 		}
-		cell := Summarize(groups[k])
-		row.Reached = cell.Reached
-		row.MedianEpisodes, row.MedianBest, row.MedianFinal = median(cell.Values), median(best), median(final)
-		row.HalfEpisodes = math.NaN()
-		if half := (row.Seeds + 1) / 2; cell.Reached >= half {
-			row.HalfEpisodes = cell.Values[half-1] // Summarize sorts them
+		row.Env, row.Label, row.Reference = k.env, k.label, reference[k.env]
+		if row.Reference != "" && row.Reference != k.label {
+			t1, e1 := survivalSample(groups[k])
+			t2, e2 := survivalSample(groups[key{k.env, row.Reference}])
+			lr, err := LogRank(t1, e1, t2, e2)
+			if err != nil {
+				return nil, fmt.Errorf("report: summary of %s %s against %s: %w", k.env, k.label, row.Reference, err)
+			}
+			row.LogRankP = lr.P
 		}
 		rows = append(rows, row)
 	}
-	return rows
+	return rows, nil
+}
+
+// summaryRow computes a row's figures but for its names and the log-rank
+// test.
+func summaryRow(group []Run) (SummaryRow, error) {
+	row := SummaryRow{Seeds: len(group), LogRankP: math.NaN()}
+	var best, final []float64
+	for _, r := range group {
+		if b, f, ok := evals(r); ok {
+			best, final = append(best, b), append(final, f)
+		}
+	}
+	cell := Summarize(group)
+	row.Reached = cell.Reached
+	row.MedianEpisodes, row.MedianBest, row.MedianFinal = median(cell.Values), median(best), median(final)
+	times, events := survivalSample(group)
+	for i, r := range group {
+		row.Budget = max(row.Budget, times[i], EpisodesRun(r))
+	}
+	row.KMMedian = KMMedianStat(times, events)
+	boot, err := Bootstrap(times, events, BootstrapResamples, BootstrapSeed, KMMedianStat)
+	if err != nil {
+		return row, err
+	}
+	row.KMLow, row.KMHigh = PercentileInterval(boot, BootstrapLevel)
+	return row, nil
 }
 
 // evals returns a run's best and last evaluation, from its curve or, when
@@ -94,22 +180,64 @@ func median(v []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// SummaryTable formats SummaryRows's rows as a Markdown table.
+// SummaryNotes explains every column and mark of SummaryTable.
+var SummaryNotes = fmt.Sprintf(`
+reached: seeds that reached the threshold / seeds run.
+KM median: Kaplan–Meier median of the training episodes to the threshold, a seed that never reached it
+  counted as censored at the episodes it ran; with equal budgets, the episodes by which half the seeds had
+  reached it. [%g%% CI]: percentile bootstrap over seeds (%d resamples, fixed seed).
+>N: not reached within N episodes, the most any seed of the row ran.
+median of reached: median episodes to the threshold over the seeds that reached it.
+log-rank p vs ARS: two-sample log-rank test (χ², 1 df) of episodes to the threshold against the task's ARS row.
+median best / final: medians over all seeds of the best and of the last evaluation.
+—: none (no seed reached; the ARS row itself, or a task without one; nothing to test).
+`, 100*BootstrapLevel, BootstrapResamples)
+
+// SummaryTable formats SummaryRows's rows as a Markdown table, followed by
+// SummaryNotes.
 func SummaryTable(runs []Run) (string, error) {
 	if len(runs) == 0 {
 		return "", fmt.Errorf("report: summary: no runs")
 	}
+	rows, err := SummaryRows(runs)
+	if err != nil {
+		return "", err
+	}
 	var b strings.Builder
-	b.WriteString("| Task | Method | reached | median episodes to threshold | episodes until half the seeds reached | median best eval | median final eval |\n")
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- |\n")
-	num := func(v float64) string {
-		if math.IsNaN(v) {
-			return "—"
-		}
-		return fmtNum(v)
+	fmt.Fprintf(&b, "| Task | Method | reached | KM median [%g%% CI] | median of reached | log-rank p vs ARS | median best | median final |\n", 100*BootstrapLevel)
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "| %s | %s | %d/%d | %s | %s | %s | %s | %s |\n", r.Env, r.Label, r.Reached, r.Seeds,
+			kmCell(r), dash(r.MedianEpisodes), pValue(r.LogRankP), dash(r.MedianBest), dash(r.MedianFinal))
 	}
-	for _, r := range SummaryRows(runs) {
-		fmt.Fprintf(&b, "| %s | %s | %d/%d | %s | %s | %s | %s |\n", r.Env, r.Label, r.Reached, r.Seeds, num(r.MedianEpisodes), num(r.HalfEpisodes), num(r.MedianBest), num(r.MedianFinal))
-	}
+	b.WriteString(SummaryNotes)
 	return b.String(), nil
+}
+
+// kmCell is "2720 [1808, >4000]".
+func kmCell(r SummaryRow) string {
+	ep := func(v float64) string {
+		if math.IsInf(v, 1) {
+			return ">" + fmtNum(r.Budget)
+		}
+		return dash(v)
+	}
+	return fmt.Sprintf("%s [%s, %s]", ep(r.KMMedian), ep(r.KMLow), ep(r.KMHigh))
+}
+
+// dash is fmtNum, "—" for NaN.
+func dash(v float64) string {
+	if math.IsNaN(v) {
+		return "—"
+	}
+	return fmtNum(v)
+}
+
+// pValue prints p with two significant digits (0.43, 0.012, 4.2e-05), "—"
+// for NaN.
+func pValue(p float64) string {
+	if math.IsNaN(p) {
+		return "—"
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64)
 }

@@ -25,11 +25,18 @@ func (denseTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	var ticks []plot.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
-		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(math.Round(v/step)*step+0, 'f', -1, 64)})
+		ticks = append(ticks, plot.Tick{Value: v, Label: tickLabel(v, step)})
 		minor := v + step/2
 		if minor <= hi {
 			ticks = append(ticks, plot.Tick{Value: minor})
 		}
 	}
 	return ticks
+}
+
+// tickLabel prints v, a multiple of step, with the decimals step has and no
+// rounding noise: "0.7", not "0.7000000000000001".
+func tickLabel(v, step float64) string {
+	scale := math.Pow(10, max(0, -math.Floor(math.Log10(step))))
+	return strconv.FormatFloat(math.Round(math.Round(v/step)*step*scale)/scale+0, 'f', -1, 64)
 }

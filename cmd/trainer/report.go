@@ -11,15 +11,20 @@ import (
 	"github.com/stpis/stpis/report"
 )
 
-// runPlot is `trainer plot RUNS... -o curve.png`.
+// runPlot is `trainer plot RUNS... [--success] -o curve.png`.
 func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainer plot", flag.ContinueOnError)
 	out := fs.String("o", "curve.png", "output PNG (one file per env when the runs span several)")
+	success := fs.Bool("success", false, "plot the fraction of seeds that have reached the threshold against training episodes, one step line per method, instead of the reward curves")
 	runs, err := loadRuns(fs, args, stderr)
 	if err != nil {
 		return err
 	}
-	files, err := report.PlotFiles(runs, *out, report.PlotOptions{})
+	draw := report.PlotFiles
+	if *success {
+		draw = report.SuccessPlotFiles
+	}
+	files, err := draw(runs, *out, report.PlotOptions{})
 	if err != nil {
 		return err
 	}
@@ -33,7 +38,7 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainer table", flag.ContinueOnError)
 	paper := fs.Bool("paper", false, "add the paper's published figures beside ours")
-	summary := fs.Bool("summary", false, "one row per task and method: seeds that reached the threshold, median episodes to it over those seeds, episodes until half of all the seeds had reached it, median best and final evaluations")
+	summary := fs.Bool("summary", false, "one row per task and method: seeds that reached the threshold, the Kaplan-Meier median of the episodes to it (a seed that never reached it censored at the episodes it ran) with a 95% bootstrap interval, the median over the seeds that reached it, the log-rank p-value against the task's ARS row, median best and final evaluations")
 	runs, err := loadRuns(fs, args, stderr)
 	if err != nil {
 		return err

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeReportRuns writes run directories of Hopper-v1 under root: three ARS
+// seeds and three STP seeds, reach[i] the episodes seed i+1 reached the
+// threshold at (0: never, in 1000 episodes).
+func writeReportRuns(t *testing.T, root string) {
+	t.Helper()
+	write := func(path string, v any) {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, m := range []struct {
+		method, step, label string
+		reach               []int
+	}{
+		{"ars", "", "ARS V2-t", []int{600, 0, 900}},
+		{"stp", "combined", "STP combined", []int{200, 300, 0}},
+	} {
+		for i, reach := range m.reach {
+			dir := filepath.Join(root, "Hopper-v1", m.method, fmt.Sprintf("seed%d", i+1))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			write(filepath.Join(dir, "run.json"), map[string]any{
+				"env": "Hopper-v1", "resolved_env": "Hopper-v5", "method": m.method, "step": m.step,
+				"label": m.label, "seed": i + 1, "threshold": 3120, "has_threshold": true,
+			})
+			write(filepath.Join(dir, "curve.jsonl"), map[string]any{"iter": 1, "episodes": 1000, "reward": 100, "eval_mean": 3000, "eval_std": 1})
+			var ep any
+			if reach > 0 {
+				ep = reach
+			}
+			write(filepath.Join(dir, "result.json"), map[string]any{
+				"episodes_to_threshold": ep, "reached": reach > 0, "final_eval": 3000, "best_eval": 3200, "episodes": 1000,
+			})
+		}
+	}
+}
+
+func TestTableSummaryCommand(t *testing.T) {
+	root := t.TempDir()
+	writeReportRuns(t, root)
+	code, out, errOut := trainer(t, "table", root, "--summary")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"| Task | Method | reached | KM median [95% CI] | median of reached | log-rank p vs ARS |",
+		"| Hopper-v1 | STP combined | 2/3 | 300 [200, >1000] | 250 | ",
+		"| Hopper-v1 | ARS V2-t | 2/3 | 900 [600, >1000] | 750 | — |",
+		">N: not reached within N episodes",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlotSuccessCommand(t *testing.T) {
+	root := t.TempDir()
+	writeReportRuns(t, root)
+	png := filepath.Join(t.TempDir(), "success.png")
+	// The flag after the runs, as the usage line has it.
+	code, out, errOut := trainer(t, "plot", root, "--success", "-o", png)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.TrimSpace(out) != png {
+		t.Errorf("output %q, want the file %s", out, png)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
+		t.Fatalf("%s: %v", png, err)
+	}
+	if code, _, errOut := trainer(t, "plot", "--success", filepath.Join(root, "nothing-here"), "-o", png); code == 0 || !strings.Contains(errOut, "nothing-here") {
+		t.Errorf("a missing directory: exit %d, %q", code, errOut)
+	}
+}
