@@ -135,7 +135,7 @@ const usageText = `usage:
   trainer [train] --env Hopper-v1 [flags]   train a linear policy (the default method for the task: trainer config shows it)
   trainer config --env Hopper-v1 [--method M --step S --preset P]   print a run's complete settings as YAML (for --config)
   trainer eval --policy FILE|RUN --episodes 100
-  trainer plot RUNS... -o curve.png        reward curves, mean ± std over seeds
+  trainer plot RUNS... -o curve.png        reward curves, mean ± std over seeds (--success: fraction of seeds past the threshold)
   trainer table RUNS... [--paper]           episodes to threshold (Table 2 layout)
   trainer convex [flags]                    the paper's convex experiments (Figures 1-3)
   trainer version                           module version, commit and Go version
