@@ -2,7 +2,8 @@
 # make bench-rl: the comparison of issue 21. For each task, at equal
 # training-episode budgets (Swimmer-v1 1000, Hopper-v1 4000, HalfCheetah-v1
 # 3000) and one evaluation spacing (10 episodes after each iteration that
-# crosses a multiple of 40 training episodes), for each seed:
+# crosses a multiple of 40 training episodes; Walker2d-v1 4000 and Ant-v1
+# 3000 with TASKS=...), for each seed:
 #   default  the trainer's default method
 #   paper    STP_IS adaptive under --preset paper (the paper's method)
 #   ars      ARS with its best published variant: V1-t (raw observations)
@@ -39,6 +40,8 @@ for task in $TASKS; do
     Swimmer-v1) budget=1000 ars=(--method ars --config bench/ars-v1.yaml) ;;
     Hopper-v1) budget=4000 ars=(--method ars) ;;
     HalfCheetah-v1) budget=3000 ars=(--method ars) ;;
+    Walker2d-v1) budget=4000 ars=(--method ars) ;;
+    Ant-v1) budget=3000 ars=(--method ars) ;;
     *) budget=${BUDGET:?set BUDGET for $task} ars=(--method ars) ;;
   esac
   for m in $METHODS; do
@@ -57,6 +60,7 @@ for task in $TASKS; do
   done
   while [ "$(running)" -gt 0 ]; do wait -n || fail=1; done
   bin/trainer plot "$runs/$task" -o "$OUT/${task%-v1}.png" >/dev/null
+  bin/trainer plot --success "$runs/$task" -o "$OUT/${task%-v1}-success.png" >/dev/null
 done
 bin/trainer table "$runs" --summary | tee "$OUT/summary.md"
 bin/trainer table "$runs" --paper >"$OUT/table.md"
