@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -160,5 +161,195 @@ func TestComposeNetworkIsInternal(t *testing.T) {
 	n, ok := p.Networks["stpis"]
 	if !ok || !n.Internal {
 		t.Errorf("network stpis = %+v, want internal: true", n)
+	}
+}
+
+// finalUser returns the user of a Dockerfile's final stage: the last USER
+// instruction after the last FROM ("" when there is none, that is root).
+func finalUser(t *testing.T, dockerfile string) string {
+	t.Helper()
+	b, err := os.ReadFile(dockerfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case strings.EqualFold(f[0], "FROM"):
+			user = ""
+		case strings.EqualFold(f[0], "USER") && len(f) > 1:
+			user = f[1]
+		}
+	}
+	return user
+}
+
+// isRoot says whether a USER or compose user value (name or uid, with an
+// optional group) is root.
+func isRoot(user string) bool {
+	u, _, _ := strings.Cut(user, ":")
+	return u == "" || u == "root" || strings.TrimLeft(u, "0") == ""
+}
+
+// TestImagesRunAsNonRoot: both images end on a USER that is not root, and
+// compose does not set root back.
+func TestImagesRunAsNonRoot(t *testing.T) {
+	p := loadCompose(t)
+	for _, name := range []string{"bridge", "trainer"} {
+		s := p.Services[name]
+		if s.Build == nil {
+			t.Fatalf("%s has no build", name)
+		}
+		df := filepath.Join(s.Build.Context, s.Build.Dockerfile)
+		if u := finalUser(t, df); isRoot(u) {
+			t.Errorf("%s: the final stage runs as %q: want a USER that is not root", df, u)
+		}
+		if s.User != "" && isRoot(s.User) {
+			t.Errorf("compose runs %s as user %q", name, s.User)
+		}
+	}
+	// The trainer runs as the host user (STPIS_UID:STPIS_GID), so the run
+	// files in ./runs are the host user's.
+	if u := p.Services["trainer"].User; u != "1000:1000" {
+		t.Errorf("trainer user = %q, want STPIS_UID:STPIS_GID interpolated to 1000:1000 by default", u)
+	}
+	for _, u := range []string{"", "root", "0", "00:1000", "root:root", "0:0"} {
+		if !isRoot(u) {
+			t.Errorf("isRoot(%q) = false", u)
+		}
+	}
+	for _, u := range []string{"65532:65532", "10001", "bridge", "1000:0"} {
+		if isRoot(u) {
+			t.Errorf("isRoot(%q) = true", u)
+		}
+	}
+}
+
+// TestComposeEndsWithTheTrainer: the bridge does not restart after a clean
+// stop, so `docker compose up --exit-code-from trainer` (which the compose
+// file and the README document) ends when training ends.
+func TestComposeEndsWithTheTrainer(t *testing.T) {
+	p := loadCompose(t)
+	if r := p.Services["bridge"].Restart; r == types.RestartPolicyUnlessStopped || r == types.RestartPolicyAlways {
+		t.Errorf("bridge restart = %q: compose would keep it up after training", r)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	compose, err := os.ReadFile(filepath.Join("..", "docker-compose.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"docker compose up --exit-code-from trainer",
+		"docker compose run --rm --no-deps trainer plot /runs/",
+		"docker compose run --rm trainer eval --bridge dns:///bridge:50051 --policy /runs/",
+	} {
+		if !strings.Contains(string(readme), want) {
+			t.Errorf("README.md does not say %q", want)
+		}
+		if !strings.Contains(string(compose), want) {
+			t.Errorf("docker-compose.yml's header does not say %q", want)
+		}
+	}
+}
+
+// dockerignored says whether .dockerignore's patterns exclude path (slash
+// separated, relative to the build context). It follows Docker's rules for
+// what the file uses: a leading / is dropped, a pattern matches a path or
+// any of its parent directories, a leading **/ matches any depth, and a
+// later !pattern re-includes.
+func dockerignored(patterns []string, file string) bool {
+	parts := strings.Split(file, "/")
+	excluded := false
+	for _, pat := range patterns {
+		neg := strings.HasPrefix(pat, "!")
+		pat = strings.Trim(strings.TrimPrefix(pat, "!"), "/")
+		anyDepth := strings.HasPrefix(pat, "**/")
+		pat = strings.TrimPrefix(pat, "**/")
+		n := strings.Count(pat, "/") + 1
+		for start := 0; start+n <= len(parts); start++ {
+			if start > 0 && !anyDepth {
+				break
+			}
+			if ok, _ := path.Match(pat, strings.Join(parts[start:start+n], "/")); ok {
+				excluded = !neg
+				break
+			}
+		}
+	}
+	return excluded
+}
+
+// TestDockerignore: the trainer's build context (the repository root) leaves
+// out the venv, builds, runs, results, git and caches, and keeps every Go
+// source the build needs.
+func TestDockerignore(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", ".dockerignore"))
+	if err != nil {
+		t.Fatalf("no .dockerignore at the repository root: %v", err)
+	}
+	var patterns []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			patterns = append(patterns, line)
+		}
+	}
+	for _, file := range []string{
+		".venv/bin/python", ".venv", "bin/trainer", "runs/Hopper-v1/stp-combined/seed1/run.json",
+		"results/rl/Hopper.png", ".git/HEAD", "bridge_py/stpis_bridge/__pycache__/envs.cpython-311.pyc",
+		".pytest_cache/v/cache", "bridge_py/.ruff_cache/x", "bridge_py/.mypy_cache/x", "out/convex/x.png",
+	} {
+		if !dockerignored(patterns, file) {
+			t.Errorf(".dockerignore keeps %s in the build context", file)
+		}
+	}
+	kept := []string{"go.mod", "go.sum", "train/presets.yaml", "cmd/trainer/Dockerfile"}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() && slices.Contains([]string{".git", ".venv", "runs", "results", "bin", "out"}, rel) {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(rel, ".go") {
+			kept = append(kept, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range kept {
+		if dockerignored(patterns, file) {
+			t.Errorf(".dockerignore leaves %s out of the build context: the trainer's build needs it", file)
+		}
+	}
+	// The matcher itself, on the rules above.
+	for _, c := range []struct {
+		pats []string
+		file string
+		want bool
+	}{
+		{[]string{"bin"}, "bin/x", true},
+		{[]string{"bin"}, "cmd/bin/x", false},
+		{[]string{"**/__pycache__"}, "a/b/__pycache__/c.pyc", true},
+		{[]string{"/runs/"}, "runs/a", true},
+		{[]string{"runs", "!runs/keep"}, "runs/keep/x", false},
+		{[]string{"*.md"}, "README.md", true},
+		{[]string{"*.md"}, "docs/a.md", false},
+	} {
+		if got := dockerignored(c.pats, c.file); got != c.want {
+			t.Errorf("dockerignored(%v, %s) = %v, want %v", c.pats, c.file, got, c.want)
+		}
 	}
 }

@@ -69,6 +69,27 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 }
 
+// TestKubernetesPodsRunAsNonRoot: both pods refuse root, and the trainer's
+// group owns its runs volume (the image's user is not root).
+func TestKubernetesPodsRunAsNonRoot(t *testing.T) {
+	ms := loadManifests(t)
+	for _, name := range []string{"Deployment/stpis-bridge", "Job/stpis-trainer-humanoid"} {
+		m, ok := ms[name]
+		if !ok {
+			t.Fatalf("no %s; have %v", name, keys(ms))
+		}
+		tmpl, _ := m.Spec["template"].(map[string]any)
+		spec, _ := tmpl["spec"].(map[string]any)
+		sc, _ := spec["securityContext"].(map[string]any)
+		if sc["runAsNonRoot"] != true {
+			t.Errorf("%s: pod securityContext %v, want runAsNonRoot: true", name, sc)
+		}
+		if name == "Job/stpis-trainer-humanoid" && (sc["runAsUser"] != 65532 || sc["fsGroup"] != 65532) {
+			t.Errorf("%s: pod securityContext %v, want runAsUser and fsGroup 65532 (the image's nonroot user)", name, sc)
+		}
+	}
+}
+
 func keys(m map[string]manifest) []string {
 	var k []string
 	for n := range m {

@@ -16,7 +16,8 @@ import (
 	"github.com/stpis/stpis/train"
 )
 
-// runEval is `trainer eval --policy FILE|RUN --episodes 100`.
+// runEval is `trainer eval --policy FILE|RUN --episodes 100`. It prints one
+// line: a sentence on a terminal, one JSON object off it.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var bf bridgeFlags
 	fs := flag.NewFlagSet("trainer eval", flag.ContinueOnError)
@@ -67,7 +68,40 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	b, _ := json.Marshal(map[string]any{"policy": file, "env": p.EnvID, "episodes": *episodes, "mean": mean, "std": std})
-	fmt.Fprintln(stdout, string(b))
+	r := evalResult{Policy: file, Env: p.EnvID, Resolved: info.ResolvedID, Episodes: *episodes, Seed: *seed, Mean: mean, Std: std}
+	return r.write(stdout, isTerminal(stdout))
+}
+
+// evalResult is what `trainer eval` reports.
+type evalResult struct {
+	Policy   string
+	Env      string // as the policy file records it (Hopper-v1)
+	Resolved string // the gymnasium id the bridge made (Hopper-v5)
+	Episodes int
+	Seed     uint64
+	Mean     float64
+	Std      float64
+}
+
+// write prints one line: a sentence on a terminal, else one JSON object with
+// the keys env, episodes, mean, policy and std, for scripts.
+func (r evalResult) write(w io.Writer, terminal bool) error {
+	var line string
+	if terminal {
+		env := r.Env
+		if r.Resolved != "" && r.Resolved != r.Env {
+			env += " (gymnasium " + r.Resolved + ")"
+		}
+		line = fmt.Sprintf("%s: mean return %.1f ± %.1f (std) over %d episodes (seed %d) on %s", r.Policy, r.Mean, r.Std, r.Episodes, r.Seed, env)
+	} else {
+		b, err := json.Marshal(map[string]any{"policy": r.Policy, "env": r.Env, "episodes": r.Episodes, "mean": r.Mean, "std": r.Std})
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		line = string(b)
+	}
+	if _, err := fmt.Fprintln(w, line); err != nil {
+		return fmt.Errorf("eval: write the result: %w", err)
+	}
 	return nil
 }

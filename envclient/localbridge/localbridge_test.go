@@ -227,6 +227,102 @@ func TestRepoRoot(t *testing.T) {
 	}
 }
 
+// fakeRepo makes root/bridge_py/stpis_bridge/__main__.py and
+// root/.venv/bin/python (empty files: locate only looks for them).
+func fakeRepo(t *testing.T, root string) {
+	t.Helper()
+	for _, f := range []string{"bridge_py/stpis_bridge/__main__.py", ".venv/bin/python"} {
+		p := filepath.Join(root, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestLocate: the bridge is found through the options, then
+// $STPIS_BRIDGE_PYTHON and $STPIS_BRIDGE_DIR, then above the executable
+// (bin/trainer), then above the working directory; else one line says what
+// to set.
+func TestLocate(t *testing.T) {
+	tmp := t.TempDir()
+	exeRepo, wdRepo, envRepo := filepath.Join(tmp, "exe-repo"), filepath.Join(tmp, "wd-repo"), filepath.Join(tmp, "env-repo")
+	for _, r := range []string{exeRepo, wdRepo, envRepo} {
+		fakeRepo(t, r)
+	}
+	elsewhere := filepath.Join(tmp, "elsewhere", "deep")
+	if err := os.MkdirAll(elsewhere, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(wdRepo, "runs", "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(exeRepo, "bin", "trainer")
+	wd := filepath.Join(wdRepo, "runs", "x")
+	venv := func(root string) string { return filepath.Join(root, ".venv", "bin", "python") }
+	bridge := func(root string) string { return filepath.Join(root, "bridge_py") }
+	none := map[string]string{}
+	both := map[string]string{DirEnv: bridge(envRepo), PythonEnv: venv(envRepo)}
+
+	for _, c := range []struct {
+		name        string
+		opts        Options
+		env         map[string]string
+		exe, wd     string
+		python, dir string
+	}{
+		{"options first", Options{Python: venv(wdRepo), Dir: bridge(wdRepo)}, both, exe, wd, venv(wdRepo), bridge(wdRepo)},
+		{"environment", Options{}, both, exe, wd, venv(envRepo), bridge(envRepo)},
+		{"dir from the environment, its venv", Options{}, map[string]string{DirEnv: bridge(envRepo)}, exe, wd, venv(envRepo), bridge(envRepo)},
+		{"python from the environment, dir above the executable", Options{}, map[string]string{PythonEnv: venv(envRepo)}, exe, wd, venv(envRepo), bridge(exeRepo)},
+		{"above the executable before the working directory", Options{}, none, exe, wd, venv(exeRepo), bridge(exeRepo)},
+		{"above the working directory", Options{}, none, filepath.Join(elsewhere, "trainer"), wd, venv(wdRepo), bridge(wdRepo)},
+		{"executable unknown", Options{}, none, "", wd, venv(wdRepo), bridge(wdRepo)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			python, dir, err := locate(c.opts, func(k string) string { return c.env[k] }, c.exe, c.wd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if python != c.python || dir != c.dir {
+				t.Errorf("locate = %s, %s; want %s, %s", python, dir, c.python, c.dir)
+			}
+		})
+	}
+
+	// Nothing found: one line naming both variables and where it looked.
+	_, _, err := locate(Options{}, func(string) string { return "" }, filepath.Join(elsewhere, "trainer"), elsewhere)
+	if err == nil {
+		t.Fatal("nothing to find: want an error")
+	}
+	msg := err.Error()
+	for _, want := range []string{"no bridge_py/stpis_bridge at or above " + elsewhere, "set STPIS_BRIDGE_DIR to the repository's bridge_py directory (and STPIS_BRIDGE_PYTHON to the bridge's interpreter"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("error %q lacks %q", msg, want)
+		}
+	}
+	if strings.Count(msg, elsewhere) != 1 || strings.Contains(msg, "\n") {
+		t.Errorf("error %q: want one line naming %s once", msg, elsewhere)
+	}
+
+	// A wrong $STPIS_BRIDGE_DIR is reported, not searched past.
+	_, _, err = locate(Options{}, func(k string) string { return map[string]string{DirEnv: elsewhere}[k] }, exe, wd)
+	if err == nil || !strings.Contains(err.Error(), "$STPIS_BRIDGE_DIR is "+elsewhere+", which holds no stpis_bridge package") {
+		t.Errorf("wrong STPIS_BRIDGE_DIR: err = %v", err)
+	}
+
+	// A bridge without a venv beside it says what to run or set.
+	if err := os.Remove(venv(wdRepo)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = locate(Options{}, func(string) string { return "" }, "", wd)
+	if err == nil || !strings.Contains(err.Error(), "bridge python not found at "+venv(wdRepo)+": run `make venv`, or set STPIS_BRIDGE_PYTHON") {
+		t.Errorf("missing venv: err = %v", err)
+	}
+}
+
 func TestTailBuffer(t *testing.T) {
 	tb := &tailBuffer{max: 16}
 	for _, s := range []string{"line one\n", "line two\n", "line three\n"} {
