@@ -9,14 +9,15 @@ import (
 	"github.com/stpis/stpis/rundir"
 )
 
-// Guard is the rule by which a run backs off a step that made it worse
-// than where it started: when an evaluation falls below the initial
+// Guard is the rule by which a run does not end below where it started:
+// when the evaluation that ends the run falls below the initial
 // evaluation e0 by more than Drop·|e0|, x_k and the normalizer go back to
-// the best evaluated point (the one best_policy.json holds), and the
-// optimizer goes on from there. An evaluation that ends the run and backs
-// off is followed by an evaluation of the point it backed off to, so that
-// the run's final evaluation is of the point it ends on. The zero Guard
-// never backs off.
+// the best evaluated point (the one best_policy.json holds), which is then
+// evaluated afresh (on the last iteration's evaluation seeds, which it
+// has not seen), so that the run's final evaluation is of the point it
+// ends on. It acts at the end only: backing off at every evaluation
+// stopped the dips a run goes through while it learns
+// (docs/experiments.md). The zero Guard never backs off.
 type Guard struct {
 	On   bool    `json:"on,omitempty"`
 	Drop float64 `json:"drop,omitempty"`
@@ -45,11 +46,11 @@ func ParseGuard(v string) (Guard, error) {
 // level is the evaluation under which the guard backs off.
 func (g Guard) level(e0 float64) float64 { return e0 - g.Drop*math.Abs(e0) }
 
-// guard applies the rule after the evaluation of pt, and re-evaluates
-// the restored point when the run ends with it.
+// guard applies the rule after the evaluation of pt when the run ends
+// with it, and evaluates the restored point.
 func (r *Run) guard(ctx context.Context, env Roller, pt *rundir.Point) error {
 	g := r.cfg.Guard
-	if !g.On || !pt.HasEval || !r.c.HasInitial || pt.EvalMean >= g.level(r.c.InitialEval) || !r.c.HasBest || r.c.BestEval <= pt.EvalMean {
+	if !g.On || !r.Done() || !pt.HasEval || !r.c.HasInitial || pt.EvalMean >= g.level(r.c.InitialEval) || !r.c.HasBest || r.c.BestEval <= pt.EvalMean {
 		return nil
 	}
 	if err := r.opt.MoveTo(r.bestX); err != nil {
@@ -58,8 +59,5 @@ func (r *Run) guard(ctx context.Context, env Roller, pt *rundir.Point) error {
 	r.norm = r.bestNorm.Clone()
 	r.c.BackOffs++
 	pt.BackedOff = true
-	if r.Done() {
-		return r.evaluate(ctx, env, pt)
-	}
-	return nil
+	return r.evaluate(ctx, env, pt)
 }

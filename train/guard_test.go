@@ -30,8 +30,9 @@ func guardRun(t *testing.T, cfg Config) *Run {
 }
 
 // Without the guard the overshooting run ends below where it started;
-// with it, every evaluation under the level sends x back to the best
-// point, and the run ends on a point evaluated at least at the level.
+// with it, the last evaluation, under the level, sends x back to the best
+// point, and the run ends on that point, evaluated afresh. No evaluation
+// before the last backs off.
 func TestGuardBacksOffToTheBestPoint(t *testing.T) {
 	q := &quadRoller{target: testTarget}
 	off := guardRun(t, guardConfig(Guard{}))
@@ -52,6 +53,9 @@ func TestGuardBacksOffToTheBestPoint(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if pt.BackedOff && !on.Done() {
+			t.Fatalf("iteration %d backed off before the end", pt.Iter)
+		}
 		if pt.BackedOff {
 			x, best := on.X(), on.bestX
 			for i := range x {
@@ -62,18 +66,17 @@ func TestGuardBacksOffToTheBestPoint(t *testing.T) {
 		}
 	}
 	c := on.Counters()
-	if c.BackOffs == 0 || on.Result().BackOffs != c.BackOffs {
-		t.Fatalf("%d back-offs (result %d), want some", c.BackOffs, on.Result().BackOffs)
+	if c.BackOffs != 1 || on.Result().BackOffs != 1 {
+		t.Fatalf("%d back-offs (result %d), want 1", c.BackOffs, on.Result().BackOffs)
 	}
 	if c.LastEval < g.level(e0) {
 		t.Fatalf("the guarded run ends at %v, below the level %v", c.LastEval, g.level(e0))
 	}
 }
 
-// A run restored after back-offs continues bit-exactly.
+// A restored run continues bit-exactly to its end, the back-off included.
 func TestGuardResumes(t *testing.T) {
 	cfg := guardConfig(Guard{On: true, Drop: 0.5})
-	cfg.Limits.MaxEpisodes = 600
 	a, b := guardRun(t, cfg), guardRun(t, cfg)
 	qa, qb := &quadRoller{target: testTarget}, &quadRoller{target: testTarget}
 	for range 12 {
@@ -81,10 +84,11 @@ func TestGuardResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if b.Counters().BackOffs == 0 {
-		t.Fatal("no back-off in 12 iterations: the test checks nothing")
+	c := roundTrip(t, b)
+	continuesAs(t, a, qa, c, qb, 12, 20)
+	if !a.Done() || a.Counters().BackOffs != 1 || c.Counters().BackOffs != 1 {
+		t.Fatalf("done %v, back-offs %d and %d, want the run ended with one", a.Done(), a.Counters().BackOffs, c.Counters().BackOffs)
 	}
-	continuesAs(t, a, qa, roundTrip(t, b), qb, 12, 24)
 }
 
 func TestParseGuard(t *testing.T) {

@@ -73,7 +73,7 @@ func (r *recorder) Record(p rundir.Point) error {
 	if p.BackedOff {
 		r.end()
 		r.log.Info().Int("episodes", p.Episodes).Str("guard", r.cfg.Guard.String()).
-			Msgf("guard: the evaluation fell more than %s of the initial one's size below it; back to the best evaluated point (best_policy.json)", r.cfg.Guard)
+			Msgf("guard: the final evaluation fell more than %s of the initial one's size below it; the run ends on its best evaluated point (best_policy.json), evaluated afresh", r.cfg.Guard)
 	}
 	if p.ReachedAt > 0 {
 		r.end()
