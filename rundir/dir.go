@@ -102,7 +102,7 @@ func Create(path string, meta Meta, force bool) (*Dir, error) {
 	if err := writeJSON(filepath.Join(path, MetaFile), meta); err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(path, CurveFile), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(path, CurveFile), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, filePerm)
 	if err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
@@ -244,11 +244,11 @@ func (d *Dir) Checkpoint(s Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("rundir: checkpoint: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(d.path, PolicyFile), s.Policy); err != nil {
+	if err := writeAtomic(filepath.Join(d.path, PolicyFile), s.Policy, filePerm); err != nil {
 		return fmt.Errorf("rundir: checkpoint: %w", err)
 	}
 	if s.Best != nil {
-		if err := writeAtomic(filepath.Join(d.path, BestFile), s.Best); err != nil {
+		if err := writeAtomic(filepath.Join(d.path, BestFile), s.Best, filePerm); err != nil {
 			return fmt.Errorf("rundir: checkpoint: %w", err)
 		}
 	}
@@ -259,7 +259,7 @@ func (d *Dir) Checkpoint(s Snapshot) error {
 	}
 	b, err := json.Marshal(cp)
 	if err == nil {
-		err = writeAtomic(filepath.Join(d.path, CheckpointFile), b)
+		err = writeAtomic(filepath.Join(d.path, CheckpointFile), b, checkpointPerm)
 	}
 	if err != nil {
 		return fmt.Errorf("rundir: checkpoint: %w", err)
@@ -276,7 +276,7 @@ func (d *Dir) Finish(res Result, npz, bestNPZ []byte) (Result, error) {
 		if b == nil {
 			continue
 		}
-		if err := writeAtomic(filepath.Join(d.path, name), b); err != nil {
+		if err := writeAtomic(filepath.Join(d.path, name), b, filePerm); err != nil {
 			return res, fmt.Errorf("rundir: finish: %w", err)
 		}
 	}
