@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,11 +72,13 @@ func (c checkpoint) sum() (string, error) {
 	return hex.EncodeToString(s[:]), nil
 }
 
-// Dir is a run directory open for writing by one trainer. It is not safe
-// for concurrent use.
+// Dir is a run directory open for writing by one trainer, which holds the
+// directory's lock (LockFile) until Close. It is not safe for concurrent
+// use.
 type Dir struct {
 	path  string
 	curve *os.File
+	lock  *os.File
 	// The wall and CPU time of earlier invocations, and where this one
 	// started.
 	priorWall, priorCPU float64
@@ -84,37 +87,93 @@ type Dir struct {
 	startEpisodes       int
 }
 
-// Create starts a fresh run in path, writing meta as run.json. A run
-// already there is replaced when force is set, and is otherwise an error
-// wrapping ErrOccupied.
+// Create starts a fresh run in path, writing meta as run.json, and holds
+// the directory's lock until Close. A run already there is replaced when
+// force is set, and is otherwise an error wrapping ErrOccupied. A run that
+// another process has open is never touched, force or not: the error wraps
+// ErrLocked and names that process's pid.
 func Create(path string, meta Meta, force bool) (*Dir, error) {
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("rundir: %w", err)
+	}
+	lk, err := lock(path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := create(path, meta, force)
+	if err != nil {
+		unlock(lk)
+		return nil, err
+	}
+	d.lock = lk
+	return d, nil
+}
+
+// create is Create under the lock.
+func create(path string, meta Meta, force bool) (*Dir, error) {
 	if Exists(path) {
 		if !force {
 			return nil, fmt.Errorf("%s %w", path, ErrOccupied)
 		}
-		if err := os.RemoveAll(path); err != nil {
+		if err := emptyRun(path); err != nil {
 			return nil, fmt.Errorf("rundir: replacing %s: %w", path, err)
 		}
-	}
-	if err := os.MkdirAll(path, 0o755); err != nil {
-		return nil, fmt.Errorf("rundir: %w", err)
 	}
 	if err := writeJSON(filepath.Join(path, MetaFile), meta); err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(path, CurveFile), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(path, CurveFile), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, filePerm)
 	if err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
 	return &Dir{path: path, curve: f, start: time.Now(), startCPU: cpuSeconds()}, nil
 }
 
+// emptyRun removes everything in the run directory path but the lock file,
+// which the caller holds (removing it would let another trainer lock a new
+// one).
+func emptyRun(path string) error {
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Name() == LockFile {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(path, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Open reopens the run in path at its last checkpoint and returns the
-// run's state. The checkpoint's checksum and its agreement with curve.jsonl
-// are checked, and the curve lines written after the checkpoint (whose
-// iterations the resumed run repeats) are cut off. A curve shorter than the
-// checkpoint says is refused: the file was damaged.
+// run's state; it holds the directory's lock until Close, and fails with
+// an error wrapping ErrLocked, naming the holder's pid, while another
+// process has the run open. The checkpoint's checksum and its agreement
+// with curve.jsonl are checked, and the curve lines written after the
+// checkpoint (whose iterations the resumed run repeats) are cut off. A
+// curve shorter than the checkpoint says is refused: the file was damaged.
 func Open(path string) (*Dir, []byte, error) {
+	lk, err := lock(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%s %w", path, ErrNoCheckpoint)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	d, state, err := open(path)
+	if err != nil {
+		unlock(lk)
+		return nil, nil, err
+	}
+	d.lock = lk
+	return d, state, nil
+}
+
+// open is Open under the lock.
+func open(path string) (*Dir, []byte, error) {
 	cpPath := filepath.Join(path, CheckpointFile)
 	b, err := os.ReadFile(cpPath)
 	if errors.Is(err, os.ErrNotExist) {
@@ -128,7 +187,7 @@ func Open(path string) (*Dir, []byte, error) {
 		return nil, nil, err
 	}
 	curvePath := filepath.Join(path, CurveFile)
-	f, err := os.OpenFile(curvePath, os.O_RDWR, 0o644)
+	f, err := os.OpenFile(curvePath, os.O_RDWR, filePerm)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rundir: resume: %w", err)
 	}
@@ -244,11 +303,11 @@ func (d *Dir) Checkpoint(s Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("rundir: checkpoint: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(d.path, PolicyFile), s.Policy); err != nil {
+	if err := writeAtomic(filepath.Join(d.path, PolicyFile), s.Policy, filePerm); err != nil {
 		return fmt.Errorf("rundir: checkpoint: %w", err)
 	}
 	if s.Best != nil {
-		if err := writeAtomic(filepath.Join(d.path, BestFile), s.Best); err != nil {
+		if err := writeAtomic(filepath.Join(d.path, BestFile), s.Best, filePerm); err != nil {
 			return fmt.Errorf("rundir: checkpoint: %w", err)
 		}
 	}
@@ -259,7 +318,7 @@ func (d *Dir) Checkpoint(s Snapshot) error {
 	}
 	b, err := json.Marshal(cp)
 	if err == nil {
-		err = writeAtomic(filepath.Join(d.path, CheckpointFile), b)
+		err = writeAtomic(filepath.Join(d.path, CheckpointFile), b, checkpointPerm)
 	}
 	if err != nil {
 		return fmt.Errorf("rundir: checkpoint: %w", err)
@@ -276,7 +335,7 @@ func (d *Dir) Finish(res Result, npz, bestNPZ []byte) (Result, error) {
 		if b == nil {
 			continue
 		}
-		if err := writeAtomic(filepath.Join(d.path, name), b); err != nil {
+		if err := writeAtomic(filepath.Join(d.path, name), b, filePerm); err != nil {
 			return res, fmt.Errorf("rundir: finish: %w", err)
 		}
 	}
@@ -295,8 +354,22 @@ func (d *Dir) Reopen() error {
 	return nil
 }
 
-// Close closes the curve file.
-func (d *Dir) Close() error { return d.curve.Close() }
+// Close closes the curve file and lets go of the directory's lock; a
+// second Close does nothing.
+func (d *Dir) Close() error {
+	if d.curve == nil {
+		return nil
+	}
+	err := d.curve.Close()
+	if uerr := unlock(d.lock); err == nil {
+		err = uerr
+	}
+	d.curve, d.lock = nil, nil
+	if err != nil {
+		return fmt.Errorf("rundir: close %s: %w", d.path, err)
+	}
+	return nil
+}
 
 func round3(v float64) float64 {
 	return math.Round(v*1000) / 1000

@@ -12,6 +12,12 @@
 //	result.json           Result, written when the run ends
 //	lin_policy_plus.npz   the final policy in ARS's layout
 //	best_lin_policy_plus.npz  the best policy in ARS's layout
+//	.lock                 while a trainer has the run open: its pid, under its flock
+//
+// One trainer at a time has a run open: Create and Open take an exclusive
+// flock on .lock, without waiting, and Close lets go of it. A second Create
+// or Open, --force included, fails naming the holder's pid and touches
+// nothing; the kernel drops the lock of a process that dies.
 //
 // Every file but curve.jsonl is written atomically (a temporary file, then
 // a rename). curve.jsonl is appended to; a checkpoint records its length, and

@@ -2,6 +2,8 @@ package rundir
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -296,10 +298,23 @@ func Exists(dir string) bool {
 	return err == nil
 }
 
-// writeAtomic writes b to path through a temporary file in the same
-// directory and a rename, so a crash never leaves a half-written file.
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+// The modes of the files a run writes (before the umask). Every file but
+// the checkpoint is readable by all: a trainer in a container writes as
+// root, and the host user reads its results, curve and policies.
+const (
+	filePerm = 0o644
+	// checkpointPerm keeps checkpoint.json private to its owner: it is the
+	// trainer's own state for --resume (the optimizer's internals and the
+	// random generator's state, behind a checksum), not a result, and no
+	// reader of a run (table, plot, eval) opens it.
+	checkpointPerm = 0o600
+)
+
+// writeAtomic writes b to path, with mode perm less the umask, through a
+// temporary file in the same directory and a rename, so a crash never
+// leaves a half-written file.
+func writeAtomic(path string, b []byte, perm fs.FileMode) error {
+	tmp, err := createTemp(path, perm)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -321,11 +336,27 @@ func writeAtomic(path string, b []byte) error {
 	return nil
 }
 
-// writeJSON writes v, indented, to path atomically.
+// createTemp creates a new file .<base>.tmp<random> next to path with mode
+// perm less the umask (os.CreateTemp always uses 0600).
+func createTemp(path string, perm fs.FileMode) (*os.File, error) {
+	prefix := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	for try := 0; ; try++ {
+		var r [8]byte
+		if _, err := rand.Read(r[:]); err != nil {
+			return nil, err
+		}
+		f, err := os.OpenFile(prefix+hex.EncodeToString(r[:]), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if err == nil || !errors.Is(err, fs.ErrExist) || try == 100 {
+			return f, err
+		}
+	}
+}
+
+// writeJSON writes v, indented, to path atomically, readable by all.
 func writeJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return writeAtomic(path, append(b, '\n'))
+	return writeAtomic(path, append(b, '\n'), filePerm)
 }

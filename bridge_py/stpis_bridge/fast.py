@@ -42,8 +42,8 @@ from stpis_bridge.rollout import (
     LinearPolicy,
     non_finite_what,
     obs_stats,
+    outcome_detail,
     reward_detail,
-    shifted_detail,
 )
 
 BACKEND_AUTO = "auto"
@@ -554,9 +554,7 @@ class _Episodes:
         mean, m2 = obs_stats(self.recorded[i, :length], self.env.obs_dim)
         total = self.total[i]
         shifted = total - self.shifts[i] * length
-        detail = self.detail[i]
-        if not detail and not np.isfinite(shifted):
-            detail = shifted_detail(shifted, total, self.shifts[i], length)
+        detail = self.detail[i] or outcome_detail(total, shifted, self.shifts[i], length, mean, m2)
         return EpisodeOutcome(
             total_return=total,
             shifted_return=shifted,

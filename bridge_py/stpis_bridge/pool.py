@@ -13,6 +13,10 @@ no call is charged for imports; a replacement joins the pool when it is ready.
 (A forkserver would start replacements faster, but it dies on a SIGTERM sent to
 the process group and takes its children with it.)
 
+Every worker dies with the bridge, whatever it is doing (``lifeline``): it asks
+the kernel for SIGKILL when the thread that started it ends, so one thread of the
+pool, alive until ``close``, starts them all.
+
 A replacement that dies before it is ready is respawned after a backoff that
 doubles; after ``respawn_attempts`` such deaths in a row the pool is broken: it
 fails every call, and the server exits so that its supervisor restarts it.
@@ -29,20 +33,23 @@ running episodes are aborted the same way: their workers are killed and replaced
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import dataclasses
 import itertools
 import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import queue
 import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
 from multiprocessing.context import BaseContext
-from typing import Any
+from typing import Any, TypeVar
 
-from stpis_bridge.worker import READY, BatchTask, Outcome, Task, worker_main
+from stpis_bridge.lifeline import worker_entry
+from stpis_bridge.worker import READY, BatchTask, Outcome, Task
 
 _LOG = logging.getLogger(__name__)
 
@@ -56,6 +63,8 @@ _RESPAWN_BACKOFF_MAX_S = 8.0
 # How often the dispatcher wakes to run the watchdog while a worker is busy.
 _WATCH_PERIOD_S = 0.25
 _CANCELLED = "its call was cancelled"
+
+_R = TypeVar("_R")
 
 
 class PoolError(RuntimeError):
@@ -159,6 +168,55 @@ class BatchHandle:
         self._pool._cancel(self._batch)
 
 
+class _Spawner:
+    """The one thread that starts a pool's workers, whichever thread asks.
+
+    A worker's parent-death signal follows the thread that started it, not the
+    process (``lifeline``): started from a caller's thread, a worker would be
+    killed when that thread ends. This thread lives until the pool is closed.
+    """
+
+    def __init__(self) -> None:
+        self._requests: queue.SimpleQueue[
+            tuple[Callable[[], Any], concurrent.futures.Future[Any]] | None
+        ] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._thread = threading.Thread(target=self._serve, name="pool-spawn", daemon=True)
+        self._thread.start()
+
+    def call(self, fn: Callable[[], _R]) -> _R:
+        """Run ``fn`` on the spawner thread and return its result or raise its error."""
+        if threading.current_thread() is self._thread:
+            return fn()
+        done: concurrent.futures.Future[_R] = concurrent.futures.Future()
+        with self._lock:
+            if self._stopped:
+                raise PoolClosedError("the worker pool is shutting down")
+            self._requests.put((fn, done))
+        return done.result()
+
+    def stop(self, timeout: float) -> None:
+        """Run what was asked so far, then end the thread."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            self._requests.put(None)
+        self._thread.join(timeout)
+
+    def _serve(self) -> None:
+        while True:
+            request = self._requests.get()
+            if request is None:
+                return
+            fn, done = request
+            try:
+                done.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001  (handed to the caller)
+                done.set_exception(exc)
+
+
 @dataclasses.dataclass
 class _Worker:
     index: int
@@ -218,6 +276,7 @@ class WorkerPool:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_w, False)  # a full pipe already means "wake up"
         self._thread: threading.Thread | None = None
+        self._spawner: _Spawner | None = None
         self._broken: str | None = None
         self.replacements = 0
 
@@ -275,6 +334,7 @@ class WorkerPool:
 
     def start(self) -> None:
         """Start the workers and wait until every one has imported gymnasium and MuJoCo."""
+        self._spawner = _Spawner()
         with self._lock:
             self._workers = [self._spawn(i) for i in range(self._size)]
         self._thread = threading.Thread(target=self._dispatch, name="pool-dispatch", daemon=True)
@@ -360,6 +420,8 @@ class WorkerPool:
                 w.process.kill()
                 w.process.join(_JOIN_TIMEOUT_S)
             w.conn.close()
+        if self._spawner is not None:
+            self._spawner.stop(_JOIN_TIMEOUT_S)
         with self._lock:
             os.close(self._wake_r)
             os.close(self._wake_w)
@@ -368,12 +430,25 @@ class WorkerPool:
     # (which the caller runs under the lock).
 
     def _spawn(self, index: int) -> _Worker:
+        assert self._spawner is not None, "start() first"
+        return self._spawner.call(lambda: self._start_worker(index))
+
+    def _start_worker(self, index: int) -> _Worker:
+        """Start worker ``index``; runs on the spawner thread."""
         parent, child = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(  # type: ignore[attr-defined]
-            target=worker_main, args=(child, index), name=f"stpis-worker-{index}", daemon=True
+            target=worker_entry,
+            args=(child, index, os.getpid()),
+            name=f"stpis-worker-{index}",
+            daemon=True,
         )
-        process.start()
-        child.close()
+        try:
+            process.start()
+        except BaseException:
+            parent.close()
+            raise
+        finally:
+            child.close()
         return _Worker(index=index, process=process, conn=parent)
 
     def _wake(self) -> None:

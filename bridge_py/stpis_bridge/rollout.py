@@ -84,20 +84,62 @@ def shifted_detail(shifted: float, total: float, shift: float, length: int) -> s
 
 
 def obs_stats(acted: np.ndarray, obs_dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """Return the mean and sum of squared deviations of the observations acted on."""
+    """Return the mean and sum of squared deviations of the observations acted on.
+
+    Finite observations can still give non-finite statistics (features near 1e200
+    overflow when squared): ``outcome_detail`` flags them, so numpy's warning is
+    not needed.
+    """
     if len(acted) == 0:
         return np.zeros(obs_dim, dtype=np.float64), np.zeros(obs_dim, dtype=np.float64)
-    mean = acted.mean(axis=0)
-    return mean, ((acted - mean) ** 2).sum(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = acted.mean(axis=0)
+        return mean, ((acted - mean) ** 2).sum(axis=0)
+
+
+def outcome_detail(
+    total: float, shifted: float, shift: float, length: int, mean: np.ndarray, m2: np.ndarray
+) -> str:
+    """Say which number an episode would return is not finite, or "" when all are.
+
+    Every number of an ``EpisodeResult`` is checked: the return, the shifted return
+    and the observation statistics. Each can overflow from finite rewards and
+    observations (an env made with a huge ``reset_noise_scale``, say), and a caller
+    trusts them exactly when ``non_finite`` is false.
+    """
+    # The shifted return first: its message names the return too.
+    if not math.isfinite(shifted):
+        return shifted_detail(shifted, total, shift, length)
+    if not math.isfinite(total):
+        return f"total return {_kind(total)} (the sum of {length} finite rewards overflowed)"
+    if not np.isfinite(mean).all():
+        return (
+            f"{non_finite_what('obs_stats.mean', mean)}: the mean of {length} finite "
+            "observations overflowed"
+        )
+    if not np.isfinite(m2).all():
+        return (
+            f"{non_finite_what('obs_stats.m2', m2)}: the squared deviations of {length} "
+            f"finite observations overflowed (feature means up to {_largest(mean):.3g})"
+        )
+    return ""
+
+
+def _kind(v: float) -> str:
+    return "NaN" if math.isnan(v) else ("+Inf" if v > 0 else "-Inf")
+
+
+def _largest(mean: np.ndarray) -> float:
+    finite = np.abs(mean[np.isfinite(mean)])
+    return float(finite.max()) if finite.size else math.nan
 
 
 def non_finite_what(name: str, obs: np.ndarray) -> str:
     """Describe the first non-finite feature of ``obs``: ``observation[3] NaN (and 2 more)``."""
     bad = np.flatnonzero(~np.isfinite(obs))
     i = int(bad[0])
-    kind = "NaN" if math.isnan(obs[i]) else ("+Inf" if obs[i] > 0 else "-Inf")
     more = f" (and {len(bad) - 1} more features)" if len(bad) > 1 else ""
-    return f"{name}[{i}] {kind}{more}"
+    return f"{name}[{i}] {_kind(float(obs[i]))}{more}"
 
 
 def _finite(obs: np.ndarray) -> bool:
@@ -124,8 +166,9 @@ def run_episode(
     terminates or truncates, or at the first non-finite action (``W · obs + b``,
     before clipping: MuJoCo would silently zero a NaN), reward or observation: then
     ``non_finite`` is set, the non-finite action is not sent, the non-finite reward
-    is not added, and the non-finite observation is not recorded. A shifted return
-    that overflows (``shift`` times ``length`` too large) is flagged too.
+    is not added, and the non-finite observation is not recorded. A return, shifted
+    return (``shift`` times ``length`` too large) or observation statistic that
+    overflows is flagged too (``outcome_detail``).
     """
     w, b = policy.folded()
     low = np.asarray(action_low, dtype=np.float64)
@@ -184,12 +227,11 @@ def run_episode(
         if not detail and length >= horizon and not terminated:
             truncated = True
     shifted = total - shift * length
-    if not detail and not isfinite(shifted):
-        detail = shifted_detail(shifted, total, shift, length)
-
     terminated = bool(terminated)
     truncated = bool(truncated)
     mean, m2 = obs_stats(recorded[:length], obs_dim)
+    if not detail:
+        detail = outcome_detail(total, shifted, shift, length, mean, m2)
     return EpisodeOutcome(
         total_return=total,
         shifted_return=shifted,

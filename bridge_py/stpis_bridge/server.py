@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent import futures
 from types import FrameType
-from typing import Any
+from typing import Any, NoReturn
 
 import grpc
 import gymnasium
@@ -74,6 +74,68 @@ _UNLIMITED_PREFIXES = ("/grpc.health.v1.Health/", "/grpc.reflection.")
 _BACKEND_ENV = "STPIS_BRIDGE_BACKEND"
 # How often the main thread wakes to run signal handlers (see main).
 _SIGNAL_POLL_S = 0.2
+# --workers is bounded by this many workers a core (os.cpu_count(), which gives
+# the default) and by the available memory at WORKER_MEMORY_BYTES a worker: a
+# worker holds about 70 MiB resident once it has imported gymnasium and MuJoCo
+# (half of it shared libraries), more with the fast backend's batches.
+WORKERS_PER_CORE = 4
+WORKER_MEMORY_BYTES = 100 << 20
+
+
+def _read_int(path: str) -> int | None:
+    """Return the integer in the file at ``path``, or None (missing, or "max")."""
+    try:
+        with open(path) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def available_memory() -> int | None:
+    """Return the bytes this process may still allocate, or None where unknown.
+
+    The least of the kernel's MemAvailable and the room left under the memory
+    limit of this process's cgroup (v2 or v1): a container sees the host's
+    /proc/meminfo.
+    """
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    found.append(int(line.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    for limit_file, usage_file in (
+        ("memory.max", "memory.current"),
+        ("memory/memory.limit_in_bytes", "memory/memory.usage_in_bytes"),
+    ):
+        limit = _read_int(f"/sys/fs/cgroup/{limit_file}")
+        usage = _read_int(f"/sys/fs/cgroup/{usage_file}")
+        # cgroup v1 says "no limit" with a huge number, v2 with "max" (None).
+        if limit is not None and usage is not None and limit < 1 << 60:
+            found.append(max(0, limit - usage))
+    return min(found) if found else None
+
+
+def max_workers() -> tuple[int, str]:
+    """Return the most worker processes ``--workers`` may ask for here, and why.
+
+    ``WORKERS_PER_CORE`` per core, and no more than the available memory holds at
+    ``WORKER_MEMORY_BYTES`` a worker (at least 1).
+    """
+    cores = os.cpu_count() or 1
+    limit = WORKERS_PER_CORE * cores
+    why = f"{WORKERS_PER_CORE} per core on {cores} cores"
+    memory = available_memory()
+    if memory is not None and memory // WORKER_MEMORY_BYTES < limit:
+        limit = max(1, memory // WORKER_MEMORY_BYTES)
+        why = (
+            f"what {memory / 2**30:.2f} GiB of available memory holds at "
+            f"{WORKER_MEMORY_BYTES >> 20} MiB a worker"
+        )
+    return limit, why
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +167,12 @@ class ServerConfig:
             raise ValueError(f"--listen must be HOST:PORT, got {self.listen!r}")
         if self.workers < 1:
             raise ValueError(f"--workers must be at least 1, got {self.workers}")
+        limit, why = max_workers()
+        if self.workers > limit:
+            raise ValueError(
+                f"--workers {self.workers} exceeds the limit {limit} ({why}): "
+                "ask for fewer worker processes"
+            )
         if self.max_message_bytes < 1024:
             raise ValueError(
                 f"--max-message-bytes must be at least 1024, got {self.max_message_bytes}"
@@ -333,8 +401,15 @@ def version() -> str:
     )
 
 
+class _OneLineParser(argparse.ArgumentParser):
+    """Says what is wrong with the command line in one line, without the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (-h lists the flags)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _OneLineParser(
         prog="python -m stpis_bridge",
         description="gRPC bridge that runs gymnasium MuJoCo episodes under linear policies. "
         "Prints 'LISTENING host:port' on stdout once ready.",
@@ -342,7 +417,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=version())
     p.add_argument("--listen", default=DEFAULT_LISTEN, help="HOST:PORT; port 0 picks a free one")
     p.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="worker processes (default: cores)"
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help=f"worker processes, at most {WORKERS_PER_CORE} a core and what the available "
+        f"memory holds at {WORKER_MEMORY_BYTES >> 20} MiB a worker (default: cores)",
     )
     p.add_argument("--max-episodes-per-call", type=int, default=DEFAULT_MAX_EPISODES_PER_CALL)
     p.add_argument("--max-horizon", type=int, default=DEFAULT_MAX_HORIZON)
@@ -494,4 +573,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["RunningServer", "ServerConfig", "envbridge_pb2", "main", "parse_config", "serve"]
+__all__ = [
+    "RunningServer",
+    "ServerConfig",
+    "available_memory",
+    "envbridge_pb2",
+    "main",
+    "max_workers",
+    "parse_config",
+    "serve",
+]

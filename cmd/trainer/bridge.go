@@ -24,7 +24,7 @@ func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger) (*envclien
 	var local *localbridge.Bridge
 	target, workers := bf.bridge, bf.workers
 	if target == "" {
-		if workers <= 0 {
+		if workers == 0 { // one per core (setWorkers refused negative counts)
 			workers = runtime.NumCPU()
 		}
 		var err error

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -75,8 +76,30 @@ func (b *bridgeFlags) register(fs *flag.FlagSet) {
 	})
 	fs.StringVar(&b.tlsCA, "bridge-tls-ca", "", "PEM file of the CA that signs the bridge's certificate: connect with TLS (empty: plaintext)")
 	fs.StringVar(&b.tlsServerName, "bridge-tls-server-name", "", "name the bridge's certificate must hold (empty: the target's host)")
-	fs.IntVar(&b.workers, "workers", 0, "worker processes of a local bridge (0: one per core)")
+	fs.Func("workers", fmt.Sprintf("`count` of worker processes of a local bridge, at most %d a core (0: one per core)", workersPerCore), b.setWorkers)
 	fs.StringVar(&b.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
+}
+
+// workersPerCore bounds --workers, as the bridge bounds its own --workers
+// (it counts every online core, this only the cores the trainer may run
+// on, so the bridge accepts whatever passes here, memory permitting).
+const workersPerCore = 4
+
+// setWorkers parses --workers: 0 (one per core), or a count of at most
+// workersPerCore a core. A count beyond it would start processes until
+// memory ran out.
+func (b *bridgeFlags) setWorkers(v string) error {
+	n, err := strconv.Atoi(v)
+	cores := runtime.NumCPU()
+	limit := workersPerCore * cores
+	switch {
+	case err != nil:
+		return errors.New("want a whole number of worker processes")
+	case n < 0 || n > limit:
+		return fmt.Errorf("want 0 (one per core) or 1 to the limit %d (%d a core on %d cores), got %d", limit, workersPerCore, cores, n)
+	}
+	b.workers = n
+	return nil
 }
 
 // kwargsFlag collects repeated --kwarg KEY=VALUE.

@@ -57,7 +57,9 @@ type Options struct {
 	// at or above the working directory, that holds bridge_py/stpis_bridge).
 	Dir string
 	// Workers is the number of worker processes (--workers); 0 leaves the
-	// bridge's default, one per core.
+	// bridge's default, one per core, and a negative count is an error. The
+	// bridge refuses more than 4 a core or what its available memory holds
+	// (100 MiB a worker): Start's error then holds its one line saying so.
 	Workers int
 	// Listen is the address to bind (default 127.0.0.1:0, a free port).
 	Listen string
@@ -87,6 +89,9 @@ type Bridge struct {
 // with SIGKILL leaves no bridge or worker behind). The bridge is in its own
 // process group, so Kill also kills its worker processes.
 func Start(ctx context.Context, opts Options) (*Bridge, error) {
+	if opts.Workers < 0 {
+		return nil, fmt.Errorf("localbridge: Workers %d: want 0 (the bridge's default, one per core) or a count", opts.Workers)
+	}
 	python, dir, err := resolvePaths(opts)
 	if err != nil {
 		return nil, err
