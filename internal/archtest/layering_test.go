@@ -25,10 +25,11 @@ type layer struct {
 
 // Floors, from the bottom up.
 const (
-	leaf    = 0 // imports no package of this module
-	middle  = 1 // clients of the leaves: the bridge client, the report, the convex figures
-	loop    = 2 // the training loop
-	command = 3 // commands: wiring only
+	wire    = -1 // the generated wire code: the contract under everything
+	leaf    = 0  // imports no package of this module
+	middle  = 1  // clients of the leaves: the bridge client, the report, the convex figures
+	loop    = 2  // the training loop
+	command = 3  // commands: wiring only
 )
 
 // layers is the intended import graph, one row per package of the module
@@ -44,7 +45,7 @@ var layers = map[string]layer{
 	"tasks":                 {leaf, nil},
 	"convex":                {leaf, nil},
 	"rundir":                {leaf, nil},
-	"proto/envbridge/v1":    {leaf, nil}, // generated: imported only by envclient
+	"proto/envbridge/v1":    {wire, nil}, // generated: imported only by envclient
 	"envclient/localbridge": {leaf, nil},
 	"deploy":                {leaf, nil}, // tests of the deployment files only
 
@@ -68,6 +69,8 @@ var layers = map[string]layer{
 var testImports = map[string][]string{
 	"envclient":         {"envclient/localbridge"}, // the end-to-end tests start a real bridge
 	"internal/archtest": {"tasks"},                 // the task list check
+	// the worker test sends a long episode straight to the bridge it starts
+	"envclient/localbridge": {"proto/envbridge/v1"},
 }
 
 // pkg is what `go list -json` says of one package.
