@@ -32,7 +32,7 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, "stp_is", Fixed, "HalfCheetah-v1", Running, 0.05, 1, "STP_IS fixed, K=1", Local},
 		{PresetPaper, "stp_is", "", "HalfCheetah-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, "", "", "Hopper-v1", Running, 0.00707, 1, "STP combined", ""},
-		{PresetTuned, "", "", "Swimmer-v1", None, 2, 1, "STP_IS adaptive, K=1, m=8", Global},
+		{PresetTuned, "", "", "Swimmer-v1", None, 2, 1, "STP adaptive, K=1, m=8", ""},
 		{PresetPaper, "", "", "Hopper-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, "stp_is", "", "Hopper-v1", Running, 0.00707, 1, "STP_IS combined", Global},
 		{PresetTuned, "", "", "Walker2d-v5", Running, 0.03 / math.Sqrt(30), 1, "STP combined", ""},
@@ -132,9 +132,9 @@ func TestRunNames(t *testing.T) {
 		{"Hopper-v1", "", "", map[string]string{"common-seeds": "pair", "shift": "0.5"}, "STP combined, pair seeds, shift 0.5", "stp-combined-spair-shift0.5"},
 		{"Hopper-v1", "", "", map[string]string{"directions": "16", "top": "8", "rate": "0.02", "noise": "0.05"}, "STP combined, m=16, top 8, noise 0.05, rate 0.02", "stp-combined-m16-t8-n0.05-r0.02"},
 		{"Hopper-v1", "", "", map[string]string{"rate": "0.00707", "noise": "0.025", "shift": "1"}, "STP combined", "stp-combined"},
-		{"Swimmer-v1", "", "", map[string]string{"k": "paper"}, "STP_IS adaptive, m=8", "stp_is-adaptive-m8"},
+		{"Swimmer-v1", "", "", map[string]string{"k": "paper"}, "STP adaptive, m=8", "stp-adaptive-m8"},
 		{"Hopper-v1", "", "", map[string]string{"guard": "0.5"}, "STP combined, guard 0.5", "stp-combined-g0.5"},
-		{"Swimmer-v1", "", "", map[string]string{"rate": "1"}, "STP_IS adaptive, K=1, m=8, rate 1", "stp_is-adaptive-k1-m8-r1"},
+		{"Swimmer-v1", "", "", map[string]string{"rate": "1"}, "STP adaptive, K=1, m=8, rate 1", "stp-adaptive-k1-m8-r1"},
 	} {
 		c, err := Preset(PresetTuned, tc.method, tc.step, tc.env)
 		if err != nil {

@@ -352,7 +352,7 @@ func TestFlagsConfigFileAndRunDir(t *testing.T) {
 		{[]string{"--config", file, "--shift", "1"}, 1, "stp-combined-spair", "STP combined, pair seeds"},
 		{[]string{"--config", file, "--env", "HalfCheetah-v1", "--shift", "0"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--config", "../../bench/ars-v1.yaml"}, 1, "ars-v1", "ARS V1-t"},
-		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp_is-adaptive-m8", "STP_IS adaptive, m=8"},
+		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp-adaptive-m8", "STP adaptive, m=8"},
 	} {
 		f, err := parseTrainFlags(tc.args, io.Discard)
 		if err != nil {
