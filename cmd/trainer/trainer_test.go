@@ -111,7 +111,7 @@ func readResult(t *testing.T, dir string) rundir.Result {
 // MuJoCo, `trainer --env Swimmer-v1 --directions 1 --max-episodes 300 --seed 1`.
 func TestSwimmerLearns(t *testing.T) {
 	out := t.TempDir()
-	code, stdout, stderr := trainer(t, "--env", "Swimmer-v1", "--directions", "1", "--max-episodes", "300", "--seed", "1",
+	code, stdout, stderr := trainer(t, "--env", "Swimmer-v1", "--method", "stp_is", "--directions", "1", "--max-episodes", "300", "--seed", "1",
 		"--bridge", bridgeAddr, "--out", out, "--log-level", "warn")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -153,7 +153,7 @@ func TestSwimmerLearns(t *testing.T) {
 // TestResumeEqualsUninterrupted stops a run, leaves torn curve lines behind
 // as a crash would, resumes it, and compares with an uninterrupted run.
 func TestResumeEqualsUninterrupted(t *testing.T) {
-	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "72", "--horizon", "150", "--seed", "5",
+	common := []string{"--env", "Swimmer-v1", "--method", "stp_is", "--k", "paper", "--directions", "1", "--max-episodes", "72", "--horizon", "150", "--seed", "5",
 		"--bridge", bridgeAddr, "--log-level", "warn", "--config", evalEvery(t, 3), "--eval-episodes", "4"}
 	outA, outB := t.TempDir(), t.TempDir()
 	if code, _, stderr := trainer(t, append(common, "--out", outA)...); code != 0 {
@@ -200,7 +200,7 @@ func TestResumeEqualsUninterrupted(t *testing.T) {
 // TestExtendFinishedRun raises the budget of a finished run with --resume
 // and compares it with a run that had the larger budget from the start.
 func TestExtendFinishedRun(t *testing.T) {
-	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--horizon", "150", "--seed", "6",
+	common := []string{"--env", "Swimmer-v1", "--method", "stp_is", "--k", "paper", "--directions", "1", "--horizon", "150", "--seed", "6",
 		"--bridge", bridgeAddr, "--log-level", "warn", "--config", evalEvery(t, 3), "--eval-episodes", "4"}
 	outA, outB := t.TempDir(), t.TempDir()
 	if code, _, stderr := trainer(t, append(common, "--out", outA, "--max-episodes", "72")...); code != 0 {
@@ -280,7 +280,7 @@ func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	common := []string{"--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "150", "--horizon", "300", "--seed", "9",
+	common := []string{"--env", "Swimmer-v1", "--method", "stp_is", "--k", "paper", "--directions", "1", "--max-episodes", "150", "--horizon", "300", "--seed", "9",
 		"--bridge", bridgeAddr, "--log-level", "warn", "--config", evalEvery(t, 4), "--eval-episodes", "2"}
 	outA, outB := t.TempDir(), t.TempDir()
 	if code, _, stderr := trainer(t, append(common, "--out", outA)...); code != 0 {
@@ -464,7 +464,7 @@ func TestHelpErrorsAndVersion(t *testing.T) {
 // and a summary at the end.
 func TestBudgetIsACap(t *testing.T) {
 	out := t.TempDir()
-	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "32", "--horizon", "50",
+	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--method", "stp_is", "--k", "paper", "--directions", "1", "--max-episodes", "32", "--horizon", "50",
 		"--config", evalEvery(t, 2), "--bridge", bridgeAddr, "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
@@ -503,7 +503,7 @@ func TestHorizonCheckedBeforeTraining(t *testing.T) {
 // With a local bridge, the bridge's log lines come through the trainer's
 // logger: the log stays one JSON object per line.
 func TestLocalBridgeLogIsJSON(t *testing.T) {
-	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--k", "paper", "--directions", "1", "--max-episodes", "12", "--horizon", "20",
+	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--method", "stp_is", "--k", "paper", "--directions", "1", "--max-episodes", "12", "--horizon", "20",
 		"--workers", "1", "--out", t.TempDir())
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
