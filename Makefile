@@ -12,6 +12,8 @@ VPY     := $(abspath $(VENV))/bin/python
 GOBIN_LOCAL := $(abspath .bin)
 MODULE  := github.com/stpis/stpis
 PROTO   := proto/envbridge/v1/envbridge.proto
+# TensorBoard's Event messages, for the event files the trainer writes (Go only).
+PROTO_TB := proto/tensorboard/v1/event.proto
 # The Go tests that start the real bridge find its interpreter here.
 export STPIS_BRIDGE_PYTHON := $(VPY)
 
@@ -39,6 +41,10 @@ proto: venv $(GOBIN_LOCAL)/protoc-gen-go $(GOBIN_LOCAL)/protoc-gen-go-grpc ## re
 	  --go-grpc_out=. --go-grpc_opt=module=$(MODULE) \
 	  --python_out=bridge_py --pyi_out=bridge_py --grpc_python_out=bridge_py \
 	  $(PROTO)
+	$(VPY) -m grpc_tools.protoc -Iproto \
+	  --plugin=protoc-gen-go=$(GOBIN_LOCAL)/protoc-gen-go \
+	  --go_out=. --go_opt=module=$(MODULE) \
+	  $(PROTO_TB)
 
 proto-check: proto ## fail if the committed generated code is stale
 	@git diff --exit-code -- proto bridge_py/envbridge || { echo "generated code is stale: run 'make proto' and commit" >&2; exit 1; }

@@ -27,7 +27,7 @@ type layer struct {
 const (
 	wire    = -1 // the generated wire code: the contract under everything
 	leaf    = 0  // imports no package of this module
-	middle  = 1  // clients of the leaves: the bridge client, the report, the convex figures
+	middle  = 1  // clients of the leaves: the bridge client, the event files, the report, the convex figures
 	loop    = 2  // the training loop
 	command = 3  // commands: wiring only
 )
@@ -46,11 +46,14 @@ var layers = map[string]layer{
 	"convex":                {leaf, nil},
 	"rundir":                {leaf, nil},
 	"proto/envbridge/v1":    {wire, nil}, // generated: imported only by envclient
+	"proto/tensorboard/v1":  {wire, nil}, // generated: imported only by tbevents
 	"envclient/localbridge": {leaf, nil},
 	"deploy":                {leaf, nil}, // tests of the deployment files only
 
-	// The bridge client, the report, the convex experiments.
+	// The bridge client, the TensorBoard event files (each over its wire
+	// code only), the report, the convex experiments.
 	"envclient":      {middle, []string{"proto/envbridge/v1"}},
+	"tbevents":       {middle, []string{"proto/tensorboard/v1"}},
 	"report":         {middle, []string{"rundir", "tasks"}},
 	"convex/figures": {middle, []string{"convex", "stp"}},
 
@@ -58,10 +61,12 @@ var layers = map[string]layer{
 	"train": {loop, []string{"ars", "envclient", "policy", "rundir", "stp", "surrogate", "tasks"}},
 
 	// The commands, and these tests.
-	"cmd/trainer":       {command, []string{"convex/figures", "envclient", "envclient/localbridge", "policy", "report", "rundir", "tasks", "train"}},
+	"cmd/trainer":       {command, []string{"convex/figures", "envclient", "envclient/localbridge", "policy", "report", "rundir", "tasks", "tbevents", "train"}},
 	"cmd/convex":        {command, []string{"convex/figures"}},
 	"bench/bridgebench": {command, []string{"envclient", "envclient/localbridge"}},
 	"internal/archtest": {command, nil}, // tests only
+	// writes event files for bridge_py/tests/test_tensorboard_events.py
+	"tbevents/internal/cmd/tbwrite": {command, []string{"tbevents"}},
 }
 
 // testImports are the imports that a package's tests may make beyond its
