@@ -13,6 +13,7 @@
 //	lin_policy_plus.npz   the final policy in ARS's layout
 //	best_lin_policy_plus.npz  the best policy in ARS's layout
 //	.lock                 while a trainer has the run open: its pid, under its flock
+//	tb/                   TensorBoard event files (written by the trainer's recorder)
 //
 // One trainer at a time has a run open: Create and Open take an exclusive
 // flock on .lock, without waiting, and Close lets go of it. A second Create
