@@ -45,6 +45,9 @@ type SummaryRow struct {
 	// MedianFinal the medians over all seeds of the best and the last
 	// evaluation.
 	MedianEpisodes, MedianBest, MedianFinal float64
+	// HasThreshold says whether the task has a threshold (Walker2d has
+	// none: its row gives evaluations only).
+	HasThreshold bool
 }
 
 // SurvivalTime is a run as a right-censored survival time: the episodes to
@@ -131,6 +134,7 @@ func summaryRow(group []Run) (SummaryRow, error) {
 	row := SummaryRow{Seeds: len(group), LogRankP: math.NaN()}
 	var best, final []float64
 	for _, r := range group {
+		row.HasThreshold = row.HasThreshold || r.Meta.HasThreshold
 		if b, f, ok := evals(r); ok {
 			best, final = append(best, b), append(final, f)
 		}
@@ -190,7 +194,8 @@ KM median: Kaplan–Meier median of the training episodes to the threshold, a se
 median of reached: median episodes to the threshold over the seeds that reached it.
 log-rank p vs ARS: two-sample log-rank test (χ², 1 df) of episodes to the threshold against the task's ARS row.
 median best / final: medians over all seeds of the best and of the last evaluation.
-—: none (no seed reached; the ARS row itself, or a task without one; nothing to test).
+—: none (no seed reached; the ARS row itself, or a task without one; nothing to test; a task without a
+  threshold, Walker2d's, whose rows compare evaluations only).
 `, 100*BootstrapLevel, BootstrapResamples)
 
 // SummaryTable formats SummaryRows's rows as a Markdown table, followed by
@@ -207,8 +212,12 @@ func SummaryTable(runs []Run) (string, error) {
 	fmt.Fprintf(&b, "| Task | Method | reached | KM median [%g%% CI] | median of reached | log-rank p vs ARS | median best | median final |\n", 100*BootstrapLevel)
 	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %d/%d | %s | %s | %s | %s | %s |\n", r.Env, r.Label, r.Reached, r.Seeds,
-			kmCell(r), dash(r.MedianEpisodes), pValue(r.LogRankP), dash(r.MedianBest), dash(r.MedianFinal))
+		reached, km := fmt.Sprintf("%d/%d", r.Reached, r.Seeds), kmCell(r)
+		if !r.HasThreshold {
+			reached, km = fmt.Sprintf("— (%d seeds)", r.Seeds), "—"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Env, r.Label, reached, km,
+			dash(r.MedianEpisodes), pValue(r.LogRankP), dash(r.MedianBest), dash(r.MedianFinal))
 	}
 	b.WriteString(SummaryNotes)
 	return b.String(), nil
