@@ -126,29 +126,42 @@ func envTitle(runs []Run, env string) string {
 	return title
 }
 
-func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
+// newEnvPlot is the frame every plot of an env's runs shares: its title,
+// the training episodes along x, a grid, and the legend in the top left
+// (curves rise from the bottom left: the emptiest corner).
+func newEnvPlot(runs []Run, env string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = envTitle(runs, env)
 	p.X.Label.Text = "training episodes"
-	// Curves rise from the bottom left: the top left is the emptiest corner.
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(6)
 	p.Legend.YOffs = -vg.Points(4)
 	p.Legend.ThumbnailWidth = vg.Points(18)
 	p.Add(plotter.NewGrid())
-	p.Y.Tick.Marker = denseTicks{}
+	return p
+}
 
+// groupByLabel groups runs by their label, and returns the labels in the
+// tables' order.
+func groupByLabel(runs []Run) (map[string][]Run, []string) {
 	byLabel := map[string][]Run{}
 	labelSet := map[string]bool{}
 	for _, r := range runs {
 		byLabel[r.Meta.Label] = append(byLabel[r.Meta.Label], r)
 		labelSet[r.Meta.Label] = true
 	}
+	return byLabel, sortedKeys(labelSet, labelLess)
+}
+
+func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
+	p := newEnvPlot(runs, env)
+	p.Y.Tick.Marker = denseTicks{}
+	byLabel, labels := groupByLabel(runs)
 	allEval := true
 	maxX := 0.0
 	used := map[color.NRGBA]bool{}
-	for _, label := range sortedKeys(labelSet, labelLess) {
+	for _, label := range labels {
 		group := byLabel[label]
 		b, evalOnly := MeanBand(group, opts.GridPoints)
 		if len(b.X) == 0 {

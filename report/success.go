@@ -82,31 +82,17 @@ func (unitTicks) Ticks(float64, float64) []plot.Tick {
 }
 
 func successEnv(runs []Run, env, out string, opts PlotOptions) error {
-	p := plot.New()
-	p.Title.Text = envTitle(runs, env)
+	p := newEnvPlot(runs, env)
 	if th := thresholdCell(runs, env); th != "—" {
 		p.Title.Text += ", threshold " + th
 	}
-	p.X.Label.Text = "training episodes"
 	p.Y.Label.Text = "fraction of seeds that reached the threshold"
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = vg.Points(6)
-	p.Legend.YOffs = -vg.Points(4)
-	p.Legend.ThumbnailWidth = vg.Points(18)
-	p.Add(plotter.NewGrid())
 	p.X.Tick.Marker = denseTicks{}
 	p.Y.Tick.Marker = unitTicks{}
-
-	byLabel := map[string][]Run{}
-	labelSet := map[string]bool{}
-	for _, r := range runs {
-		byLabel[r.Meta.Label] = append(byLabel[r.Meta.Label], r)
-		labelSet[r.Meta.Label] = true
-	}
+	byLabel, labels := groupByLabel(runs)
 	used := map[color.NRGBA]bool{}
 	maxX := 0.0
-	for _, label := range sortedKeys(labelSet, labelLess) {
+	for _, label := range labels {
 		group := byLabel[label]
 		c := SuccessFraction(group)
 		xy := make(plotter.XYs, len(c.X))
