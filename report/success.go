@@ -126,6 +126,6 @@ func successEnv(runs []Run, env, out string, opts PlotOptions) error {
 
 	// A little below 0, so that a method that never reached shows above
 	// the axis, and room above 1 for the legend.
-	p.Y.Min, p.Y.Max = -0.02, 1+0.07*float64(len(labelSet)+1)
+	p.Y.Min, p.Y.Max = -0.02, 1+0.07*float64(len(labels)+1)
 	return savePNG(p, out, opts)
 }
