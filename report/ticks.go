@@ -13,8 +13,14 @@ type denseTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (denseTicks) Ticks(lo, hi float64) []plot.Tick {
+	// An empty range (gonum widens one by ±1, which does nothing from 2^53
+	// on), one wider than float64 holds and one whose half step is below
+	// float64's resolution at its magnitude get their ends labelled:
+	// gonum's DefaultTicks panics on the first and does not end on the
+	// second, and v += step did not move on the third (run files with
+	// rewards of 1e17 did each).
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
-		return plot.DefaultTicks{}.Ticks(lo, hi)
+		return endTicks(lo, hi)
 	}
 	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
 	step := mag
@@ -23,8 +29,19 @@ func (denseTicks) Ticks(lo, hi float64) []plot.Tick {
 			break
 		}
 	}
+	big := math.Max(math.Abs(lo), math.Abs(hi))
+	if !(step/2 >= math.Nextafter(big, math.Inf(1))-big) {
+		return endTicks(lo, hi)
+	}
+	first := math.Ceil(lo/step) * step
 	var ticks []plot.Tick
-	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+	// By index, at most 11 major ticks ((hi−lo)/step ≤ 10), so that the
+	// loop ends whatever the rounding.
+	for i := 0; i <= 11; i++ {
+		v := first + float64(i)*step
+		if v > hi+step*1e-9 {
+			break
+		}
 		ticks = append(ticks, plot.Tick{Value: v, Label: tickLabel(v, step)})
 		minor := v + step/2
 		if minor <= hi {
@@ -39,4 +56,16 @@ func (denseTicks) Ticks(lo, hi float64) []plot.Tick {
 func tickLabel(v, step float64) string {
 	scale := math.Pow(10, max(0, -math.Floor(math.Log10(step))))
 	return strconv.FormatFloat(math.Round(math.Round(v/step)*step*scale)/scale+0, 'f', -1, 64)
+}
+
+// endTicks labels the ends of a range that denseTicks cannot divide.
+func endTicks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for _, v := range []float64{lo, hi} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || (len(ticks) > 0 && ticks[0].Value == v) {
+			continue
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+	}
+	return ticks
 }

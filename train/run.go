@@ -56,10 +56,19 @@ type Run struct {
 	bestNorm *policy.Normalizer
 }
 
+// maxWeights bounds the policy (action dim × observation dim) of a run: the
+// env's dimensions come from the bridge or from a checkpoint, and a run
+// beyond it could not be allocated (a damaged checkpoint's 2×3e9 policy
+// crashed the trainer out of memory).
+const maxWeights = 1 << 24
+
 // New starts a run for an env described by the bridge.
 func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if info.ActDim < 1 || info.ObsDim < 1 || info.ActDim > maxWeights/info.ObsDim {
+		return nil, fmt.Errorf("train: a %d×%d policy (action × observation dims) is outside 1 to %d weights", info.ActDim, info.ObsDim, maxWeights)
 	}
 	lin, err := policy.NewLinear(info.ActDim, info.ObsDim, false)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 
 	"go.yaml.in/yaml/v3"
@@ -15,12 +16,19 @@ const maxConfigFile = 1 << 20
 // (the train flags' names, and env, method, step, preset) to values, as
 // `trainer config` writes it. The settings come back in the file's order.
 func readConfigFile(path string) ([]setting, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--config: %w", err)
+	}
+	defer f.Close()
+	// Read at most one byte past the limit: a file without end
+	// (/dev/zero) is refused there instead of filling memory.
+	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
 	}
 	if len(b) > maxConfigFile {
-		return nil, fmt.Errorf("--config %s: %d bytes is over the limit of %d", path, len(b), maxConfigFile)
+		return nil, fmt.Errorf("--config %s: over the limit of %d bytes", path, maxConfigFile)
 	}
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err != nil {
