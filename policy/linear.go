@@ -68,10 +68,17 @@ func biasNote(l *Linear) string {
 	return ""
 }
 
+// maxEntries bounds a policy's Rows×Cols (Humanoid's is 17×376 = 6392),
+// so that a damaged shape cannot overflow.
+const maxEntries = 1 << 24
+
 // Validate checks the shape and that every entry is finite.
 func (l *Linear) Validate() error {
 	if l.Rows <= 0 || l.Cols <= 0 {
 		return fmt.Errorf("policy: shape must be positive, got rows=%d cols=%d", l.Rows, l.Cols)
+	}
+	if l.Rows > maxEntries/l.Cols {
+		return fmt.Errorf("policy: shape %dx%d is over the limit of %d entries", l.Rows, l.Cols, maxEntries)
 	}
 	if len(l.W) != l.Rows*l.Cols {
 		return fmt.Errorf("policy: W has %d entries, want %d (%dx%d)", len(l.W), l.Rows*l.Cols, l.Rows, l.Cols)

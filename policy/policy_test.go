@@ -194,3 +194,15 @@ print(repr(M.tolist()), repr(mean.tolist()), repr(std.tolist()))
 		t.Fatal("export with a non-zero bias: want error")
 	}
 }
+
+// A shape whose Rows×Cols overflows is refused, not matched by an empty W.
+func TestValidateRefusesAnOverflowingShape(t *testing.T) {
+	l := &Linear{Rows: 1 << 62, Cols: 4}
+	if err := l.Validate(); err == nil || !strings.Contains(err.Error(), "limit") {
+		t.Fatalf("Validate of a %dx%d policy with no weights: %v", l.Rows, l.Cols, err)
+	}
+	ok := &Linear{Rows: 17, Cols: 376, W: make([]float64, 17*376)}
+	if err := ok.Validate(); err != nil {
+		t.Fatalf("Humanoid's shape: %v", err)
+	}
+}

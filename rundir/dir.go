@@ -243,6 +243,17 @@ func checkCurve(f *os.File, path string, cp checkpoint) error {
 	if st.Size() < cp.CurveBytes {
 		return fmt.Errorf("rundir: resume: %w: %s is %d bytes, shorter than the %d its checkpoint recorded", ErrDamaged, path, st.Size(), cp.CurveBytes)
 	}
+	if cp.CurveBytes > 0 {
+		// The checkpoint's length must end a line: one that ends inside
+		// a line would have the next point written onto its rest.
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, cp.CurveBytes-1); err != nil {
+			return fmt.Errorf("rundir: resume: %w", err)
+		}
+		if last[0] != '\n' {
+			return fmt.Errorf("rundir: resume: %w: the checkpoint's length of %s, %d bytes, ends inside a line", ErrDamaged, path, cp.CurveBytes)
+		}
+	}
 	if err := f.Truncate(cp.CurveBytes); err != nil {
 		return fmt.Errorf("rundir: resume: %w", err)
 	}
