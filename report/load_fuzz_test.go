@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stpis/stpis/internal/fuzzguard"
 )
 
 // The fuzz targets of this file feed `trainer table` and `trainer plot`
@@ -13,22 +15,6 @@ import (
 // files, and the plot's axis labelling with arbitrary ranges: an error or
 // an answer, never a panic or a hang. Each runs its seeds in a plain
 // `go test`; `make fuzz` fuzzes them.
-
-// within runs f and fails the fuzz input when it has not returned after d
-// (the fuzzer saves the input): a hang on bad input is a finding too.
-func within(t *testing.T, d time.Duration, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("no answer after %v: a hang on this input", d)
-	}
-}
 
 // FuzzDenseTicks: the reward axis is labelled for any range gonum hands
 // it (finite, lo ≤ hi: gonum widens an empty range by ±1, which does
@@ -41,7 +27,7 @@ func FuzzDenseTicks(f *testing.F) {
 		if math.IsNaN(lo) || math.IsNaN(hi) || math.IsInf(lo, 0) || math.IsInf(hi, 0) || lo > hi || (lo == hi && math.Abs(lo) < 1<<53) {
 			return
 		}
-		within(t, 5*time.Second, func() {
+		fuzzguard.Within(t, 5*time.Second, func() {
 			ticks := denseTicks{}.Ticks(lo, hi)
 			if len(ticks) > 100 {
 				t.Errorf("Ticks(%v, %v): %d ticks", lo, hi, len(ticks))
@@ -93,7 +79,7 @@ func FuzzLoadRun(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		within(t, 20*time.Second, func() {
+		fuzzguard.Within(t, 20*time.Second, func() {
 			runs, _, err := Load(filepath.Join(root, "runs"))
 			if err != nil {
 				return
@@ -114,7 +100,7 @@ func FuzzLoadRun(f *testing.F) {
 // step of 5 is below float64's resolution there). Each plot now ends, with
 // its range's ends labelled.
 func TestPlotOfRewardsBeyondFloatResolutionEnds(t *testing.T) {
-	within(t, 10*time.Second, func() {
+	fuzzguard.Within(t, 10*time.Second, func() {
 		if ticks := (denseTicks{}).Ticks(-1e308, 1e308); len(ticks) != 2 {
 			t.Errorf("Ticks(-1e308, 1e308) = %v, want its ends", ticks)
 		}
@@ -144,7 +130,7 @@ func TestPlotOfRewardsBeyondFloatResolutionEnds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			within(t, 10*time.Second, func() {
+			fuzzguard.Within(t, 10*time.Second, func() {
 				defer func() {
 					if r := recover(); r != nil {
 						t.Errorf("plot panicked: %v", r)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stpis/stpis/internal/fuzzguard"
 )
 
 // The fuzz targets of this file give every loader of run files arbitrary
@@ -16,22 +18,6 @@ import (
 // checksum made right, so that the fuzzer gets past it). Each must answer
 // with an error or a value, never panic or hang. Each runs its seeds in a
 // plain `go test`; `make fuzz` fuzzes them.
-
-// within runs f and fails the fuzz input when it has not returned after d
-// (the fuzzer saves the input): a hang on bad input is a finding too.
-func within(t *testing.T, d time.Duration, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("no answer after %v: a hang on this input", d)
-	}
-}
 
 // fuzzDir returns a run directory for one fuzz worker and a func that
 // empties it and writes files into it.
@@ -102,7 +88,7 @@ func FuzzReadMeta(f *testing.F) {
 	dir, write := fuzzDir(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		write(t, map[string][]byte{MetaFile: b})
-		within(t, 10*time.Second, func() {
+		fuzzguard.Within(t, 10*time.Second, func() {
 			m, err := ReadMeta(dir)
 			if err != nil {
 				return
@@ -130,7 +116,7 @@ func FuzzReadCurve(f *testing.F) {
 	dir, write := fuzzDir(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		write(t, map[string][]byte{CurveFile: b})
-		within(t, 10*time.Second, func() {
+		fuzzguard.Within(t, 10*time.Second, func() {
 			pts, err := ReadCurve(dir)
 			if err != nil {
 				if !strings.Contains(err.Error(), CurveFile+":") {
@@ -162,7 +148,7 @@ func FuzzReadResult(f *testing.F) {
 	dir, write := fuzzDir(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		write(t, map[string][]byte{ResultFile: b})
-		within(t, 10*time.Second, func() {
+		fuzzguard.Within(t, 10*time.Second, func() {
 			r, err := ReadResult(dir)
 			if err == nil && r == nil {
 				t.Errorf("a result.json that exists read as none")
@@ -214,7 +200,7 @@ func FuzzOpen(f *testing.F) {
 			cpb = fixSum(cpb)
 		}
 		write(t, map[string][]byte{MetaFile: meta, CheckpointFile: cpb, CurveFile: curve})
-		within(t, 10*time.Second, func() {
+		fuzzguard.Within(t, 10*time.Second, func() {
 			d, state, err := Open(dir)
 			if err != nil {
 				if errors.Is(err, ErrLocked) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stpis/stpis/internal/fuzzguard"
+
 	"github.com/stpis/stpis/envclient"
 )
 
@@ -98,7 +100,7 @@ func FuzzRestore(f *testing.F) {
 	f.Add([]byte(`{}`))
 	f.Add([]byte(`{"version":3}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		within(t, 10*time.Second, func() { restoreAndIterate(t, b) })
+		fuzzguard.Within(t, 10*time.Second, func() { restoreAndIterate(t, b) })
 	})
 }
 
@@ -122,21 +124,4 @@ func restoreAndIterate(t *testing.T, b []byte) {
 		return
 	}
 	_, _ = r.Iterate(context.Background(), fuzzRoller{})
-}
-
-// within runs f and fails the fuzz input when it has not returned after d
-// (the fuzzer saves the input): a hang on bad input is a finding too. On
-// failure f's goroutine is left running; the worker process ends.
-func within(t *testing.T, d time.Duration, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("no answer after %v: a hang on this input", d)
-	}
 }

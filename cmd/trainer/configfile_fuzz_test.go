@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stpis/stpis/internal/fuzzguard"
 )
 
 // Found while writing FuzzTrainFlags (whose harness must keep --config off
@@ -15,7 +17,7 @@ func TestConfigFileWithoutEndIsRefusedAtTheLimit(t *testing.T) {
 	if _, err := os.Stat("/dev/zero"); err != nil {
 		t.Skip("no /dev/zero:", err)
 	}
-	within(t, 20*time.Second, func() {
+	fuzzguard.Within(t, 20*time.Second, func() {
 		_, err := readConfigFile("/dev/zero")
 		if err == nil || !strings.Contains(err.Error(), "over the limit") {
 			t.Errorf("readConfigFile(/dev/zero) = %v, want the size limit", err)

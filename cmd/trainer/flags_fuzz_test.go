@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stpis/stpis/internal/fuzzguard"
 )
 
 // The fuzz targets of this file feed the train command line and its
@@ -16,22 +18,6 @@ import (
 // one line), -h is flag.ErrHelp, and nothing panics or hangs. Each runs its
 // seeds in a plain `go test` (this package's TestMain starts a bridge,
 // which they do not use); `make fuzz` fuzzes them.
-
-// within runs f and fails the fuzz input when it has not returned after d
-// (the fuzzer saves the input): a hang on bad input is a finding too.
-func within(t *testing.T, d time.Duration, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("no answer after %v: a hang on this input", d)
-	}
-}
 
 // wantUsage fails unless err is nil, flag.ErrHelp or a usageError.
 func wantUsage(t *testing.T, what string, err error) {
@@ -71,7 +57,7 @@ func FuzzReadConfigFile(f *testing.F) {
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		within(t, 10*time.Second, func() {
+		fuzzguard.Within(t, 10*time.Second, func() {
 			settings, err := readConfigFile(path)
 			if err != nil {
 				if !strings.HasPrefix(err.Error(), "--config") {
@@ -152,7 +138,7 @@ func FuzzTrainFlags(f *testing.F) {
 			t.Fatal(err)
 		}
 		args := fuzzArgs(s, path)
-		within(t, 10*time.Second, func() {
+		fuzzguard.Within(t, 10*time.Second, func() {
 			fl, err := parseTrainFlags(args, io.Discard)
 			if err != nil {
 				wantUsage(t, "parseTrainFlags", err)

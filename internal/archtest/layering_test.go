@@ -25,6 +25,7 @@ type layer struct {
 
 // Floors, from the bottom up.
 const (
+	tools   = -2 // test helpers that import nothing of the module
 	wire    = -1 // the generated wire code: the contract under everything
 	leaf    = 0  // imports no package of this module
 	middle  = 1  // clients of the leaves: the bridge client, the event files, the report, the convex figures
@@ -61,10 +62,11 @@ var layers = map[string]layer{
 	"train": {loop, []string{"ars", "envclient", "policy", "rundir", "stp", "surrogate", "tasks"}},
 
 	// The commands, and these tests.
-	"cmd/trainer":       {command, []string{"convex/figures", "envclient", "envclient/localbridge", "policy", "report", "rundir", "tasks", "tbevents", "train"}},
-	"cmd/convex":        {command, []string{"convex/figures"}},
-	"bench/bridgebench": {command, []string{"envclient", "envclient/localbridge"}},
-	"internal/archtest": {command, nil}, // tests only
+	"cmd/trainer":        {command, []string{"convex/figures", "envclient", "envclient/localbridge", "policy", "report", "rundir", "tasks", "tbevents", "train"}},
+	"cmd/convex":         {command, []string{"convex/figures"}},
+	"bench/bridgebench":  {command, []string{"envclient", "envclient/localbridge"}},
+	"internal/archtest":  {command, nil}, // tests only
+	"internal/fuzzguard": {tools, nil},   // the fuzz targets' hang guard
 	// writes event files for bridge_py/tests/test_tensorboard_events.py
 	"tbevents/internal/cmd/tbwrite": {command, []string{"tbevents"}},
 }
@@ -74,6 +76,11 @@ var layers = map[string]layer{
 var testImports = map[string][]string{
 	"envclient":         {"envclient/localbridge"}, // the end-to-end tests start a real bridge
 	"internal/archtest": {"tasks"},                 // the task list check
+	// the fuzz targets share their hang guard
+	"train":       {"internal/fuzzguard"},
+	"rundir":      {"internal/fuzzguard"},
+	"report":      {"internal/fuzzguard"},
+	"cmd/trainer": {"internal/fuzzguard"},
 	// the worker test sends a long episode straight to the bridge it starts
 	"envclient/localbridge": {"proto/envbridge/v1"},
 }
