@@ -2,11 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/stpis/stpis/train"
 )
 
 // maxConfigFile bounds a --config file's size.
@@ -14,7 +19,8 @@ const maxConfigFile = 1 << 20
 
 // readConfigFile reads a --config file: a YAML mapping of setting names
 // (the train flags' names, and env, method, step, preset) to values, as
-// `trainer config` writes it. The settings come back in the file's order.
+// `trainer config` writes it, or a run's run.json (see runFileSettings).
+// The settings come back in the file's order.
 func readConfigFile(path string) ([]setting, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -29,6 +35,9 @@ func readConfigFile(path string) ([]setting, error) {
 	}
 	if len(b) > maxConfigFile {
 		return nil, fmt.Errorf("--config %s: over the limit of %d bytes", path, maxConfigFile)
+	}
+	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		return runFileSettings(path, b)
 	}
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err != nil {
@@ -52,6 +61,42 @@ func readConfigFile(path string) ([]setting, error) {
 		}
 		seen[k.Value] = true
 		out = append(out, setting{k.Value, v.Value})
+	}
+	return out, nil
+}
+
+// runFileSettings reads a run's run.json as a --config file: the settings
+// the run ran with (the same ones trainer config prints), its seed and its
+// env's kwargs. So `trainer train --config RUN/run.json` repeats the run
+// bit for bit, and `--seed 2` repeats it on seed 2.
+func runFileSettings(path string, b []byte) ([]setting, error) {
+	var rf struct {
+		Config *train.Config `json:"config"`
+	}
+	if err := json.Unmarshal(b, &rf); err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	if rf.Config == nil {
+		return nil, fmt.Errorf("--config %s: a JSON file must be a run's run.json, with its config (this one has none)", path)
+	}
+	c := *rf.Config
+	out := []setting{{"env", c.Problem.Env}, {"preset", c.Preset}, {"method", c.MethodName()}}
+	if st := c.Step(); st != "" {
+		out = append(out, setting{"step", string(st)})
+	}
+	for _, s := range c.Settings() {
+		if s.Fixed == "" {
+			out = append(out, setting{s.Name, s.Value})
+		}
+	}
+	out = append(out, setting{"seed", strconv.FormatUint(c.Problem.Seed, 10)})
+	keys := make([]string, 0, len(c.Problem.Kwargs))
+	for k := range c.Problem.Kwargs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		out = append(out, setting{"kwarg", fmt.Sprintf("%s=%v", k, c.Problem.Kwargs[k])})
 	}
 	return out, nil
 }

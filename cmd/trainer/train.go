@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -40,6 +41,10 @@ type setting struct{ name, value string }
 // over it.
 type selection struct {
 	env, method, step, preset, configFile string
+	// fileSeed and fileKwargs are the seed and env kwargs the --config
+	// file gives (a run.json does); the flags win over them.
+	fileSeed   *uint64
+	fileKwargs kwargsFlag
 }
 
 func (s *selection) register(fs *flag.FlagSet) {
@@ -128,7 +133,16 @@ func (f *trainFlags) config() (train.Config, error) {
 	if err != nil {
 		return c, err
 	}
-	c.Problem.Seed, c.Problem.Kwargs = f.seed, f.kwargs.kw
+	c.Problem.Seed = f.seed
+	if f.fileSeed != nil && !f.set["seed"] {
+		c.Problem.Seed = *f.fileSeed
+	}
+	c.Problem.Kwargs = f.kwargs.kw
+	if len(f.fileKwargs.kw) > 0 {
+		c.Problem.Kwargs = envclient.Kwargs{}
+		maps.Copy(c.Problem.Kwargs, f.fileKwargs.kw)
+		maps.Copy(c.Problem.Kwargs, f.kwargs.kw)
+	}
 	if f.continueAfter {
 		c.Limits.StopAtThreshold = false
 	}
@@ -140,7 +154,7 @@ func (f *trainFlags) config() (train.Config, error) {
 
 // resolve returns the configuration that s selects, with the --config
 // file's settings and then flags applied over it, unvalidated.
-func (s selection) resolve(flags []setting) (train.Config, error) {
+func (s *selection) resolve(flags []setting) (train.Config, error) {
 	var file []setting
 	if s.configFile != "" {
 		var err error
@@ -153,6 +167,16 @@ func (s selection) resolve(flags []setting) (train.Config, error) {
 	for _, kv := range file {
 		p := map[string]*string{"env": &s.env, "method": &s.method, "step": &s.step, "preset": &s.preset}[kv.name]
 		switch {
+		case kv.name == "seed":
+			seed, err := strconv.ParseUint(kv.value, 10, 64)
+			if err != nil {
+				return train.Config{}, usageError{fmt.Errorf("%s: seed: %q is not a seed (0 to 2^64-1)", s.configFile, kv.value)}
+			}
+			s.fileSeed = &seed
+		case kv.name == "kwarg":
+			if err := s.fileKwargs.Set(kv.value); err != nil {
+				return train.Config{}, usageError{fmt.Errorf("%s: kwarg: %w", s.configFile, err)}
+			}
 		case p == nil:
 			rest = append(rest, kv)
 		case *p == "":

@@ -20,6 +20,7 @@ import (
 
 	"github.com/stpis/stpis/envclient/localbridge"
 	"github.com/stpis/stpis/rundir"
+	"github.com/stpis/stpis/train"
 )
 
 // bridgeAddr is one real Python bridge shared by the tests of this package.
@@ -582,4 +583,44 @@ func evalEvery(t *testing.T, n int) string {
 		t.Fatal(err)
 	}
 	return file
+}
+
+// TestRepeatFromRunJSON repeats a run from its own run.json: the same
+// curve, policy and result to the bit, and with --seed, the same settings
+// on another seed.
+func TestRepeatFromRunJSON(t *testing.T) {
+	outA, outB := t.TempDir(), t.TempDir()
+	if code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--method", "stp", "--step", "combined", "--directions", "3", "--top", "2",
+		"--max-episodes", "36", "--horizon", "120", "--seed", "5", "--kwarg", "reset_noise_scale=0.05", "--eval-episodes", "3",
+		"--bridge", bridgeAddr, "--log-level", "warn", "--out", outA); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	runs, _ := filepath.Glob(filepath.Join(outA, "Swimmer-v1", "*", "seed5"))
+	if len(runs) != 1 {
+		t.Fatalf("runs of the first: %v", runs)
+	}
+	meta := filepath.Join(runs[0], rundir.MetaFile)
+	if code, _, stderr := trainer(t, "--config", meta, "--bridge", bridgeAddr, "--log-level", "warn", "--out", outB); code != 0 {
+		t.Fatalf("run from its run.json: exit %d\n%s", code, stderr)
+	}
+	rel, _ := filepath.Rel(outA, runs[0])
+	sameRun(t, runs[0], filepath.Join(outB, rel))
+	m, err := rundir.ReadMeta(filepath.Join(outB, rel))
+	var c train.Config
+	if err != nil || json.Unmarshal(m.Config, &c) != nil || c.Problem.Kwargs["reset_noise_scale"] != 0.05 {
+		t.Fatalf("the repeated run's config: %s, %v", m.Config, err)
+	}
+	if code, _, stderr := trainer(t, "--config", meta, "--seed", "6", "--max-episodes", "12", "--bridge", bridgeAddr, "--log-level", "warn", "--out", outB); code != 0 {
+		t.Fatalf("run from run.json on seed 6: exit %d\n%s", code, stderr)
+	}
+	m6, err := rundir.ReadMeta(filepath.Join(outB, filepath.Dir(rel), "seed6"))
+	var c6 train.Config
+	if err != nil || m6.Seed != 6 || json.Unmarshal(m6.Config, &c6) != nil || c6.Limits.MaxEpisodes != 12 || c6.Problem.Kwargs["reset_noise_scale"] != 0.05 {
+		t.Fatalf("seed 6 from run.json: %+v, %v", m6, err)
+	}
+	bad := filepath.Join(t.TempDir(), "r.json")
+	os.WriteFile(bad, []byte(`{"env": "Hopper-v1"}`), 0o644)
+	if code, _, stderr := trainer(t, "--config", bad); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "run.json") {
+		t.Fatalf("a JSON file that is not a run.json: exit %d\n%s", code, stderr)
+	}
 }
