@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
+# Off-screen OpenGL for the render tests: MuJoCo picks its platform when first imported.
+os.environ.setdefault("MUJOCO_GL", "egl")
+
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 

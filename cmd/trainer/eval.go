@@ -7,12 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/stpis/stpis/envclient"
-	"github.com/stpis/stpis/policy"
-	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/train"
 )
 
@@ -41,16 +37,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	file := *path
-	if st, err := os.Stat(file); err == nil && st.IsDir() {
-		file = filepath.Join(file, rundir.BestFile)
-		if _, err := os.Stat(file); err != nil {
-			file = filepath.Join(*path, rundir.PolicyFile)
-		}
-	}
-	p, err := policy.Load(file)
+	file, p, err := policyFile(*path)
 	if err != nil {
-		return err
+		return usageError{err}
 	}
 	client, closeBridge, err := connect(ctx, bf, log)
 	if err != nil {

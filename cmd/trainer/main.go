@@ -99,6 +99,8 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 		err = runEval(ctx, args, stdout, stderr)
 	case "config":
 		err = runConfig(args, stdout, stderr)
+	case "render":
+		err = runRender(ctx, args, stdout, stderr)
 	case "plot":
 		err = runPlot(ctx, args, stdout, stderr)
 	case "table":
@@ -135,6 +137,7 @@ const usageText = `usage:
   trainer [train] --env Hopper-v1 [flags]   train a linear policy (the default method for the task: trainer config shows it)
   trainer config --env Hopper-v1 [--method M --step S --preset P]   print a run's complete settings as YAML (for --config)
   trainer eval --policy FILE|RUN --episodes 100
+  trainer render --policy FILE|RUN -o out.gif|out.mp4   episodes drawn off-screen (EGL), the camera following the robot
   trainer plot RUNS... -o curve.png        reward curves, mean ± std over seeds (--success: fraction of seeds past the threshold)
   trainer table RUNS... [--paper]           episodes to threshold (Table 2 layout)
   trainer convex [flags]                    the paper's convex experiments (Figures 1-3)

@@ -9,6 +9,11 @@ import (
 	"strings"
 )
 
+// Interpreter returns the bridge's Python interpreter and its package
+// directory (bridge_py), found as Start finds them, for running the
+// bridge's other modules (stpis_bridge.render) with `python -m` in dir.
+func Interpreter(opts Options) (python, dir string, err error) { return resolvePaths(opts) }
+
 // resolvePaths finds the interpreter and the working directory (see locate).
 func resolvePaths(opts Options) (python, dir string, err error) {
 	exe, err := os.Executable()

@@ -1,0 +1,121 @@
+"""stpis_bridge.render: a policy's episodes drawn off-screen (EGL) and decoded back."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import imageio.v2 as imageio
+import numpy as np
+import pytest
+
+from stpis_bridge import render
+from tests.test_policy import go_policy_file, hopper_policy
+
+# The command line runs from anywhere with the bridge's package on the path.
+BRIDGE_ENV = {**os.environ, "PYTHONPATH": str(Path(render.__file__).parents[1])}
+
+
+def decode(path: Path) -> np.ndarray:
+    """All frames of a GIF or MP4 file, as read back by imageio (Pillow or ffmpeg)."""
+    reader: Any = imageio.get_reader(path)
+    with reader:
+        return np.stack([np.asarray(f)[..., :3] for f in reader])
+
+
+@pytest.mark.parametrize("suffix", [".gif", ".mp4"])
+def test_frames_match_the_episode_and_move(tmp_path: Path, suffix: str) -> None:
+    fields = hopper_policy(3)
+    pol = go_policy_file(
+        tmp_path / "policy.json",
+        fields["w"],
+        count=fields["count"],
+        mean=fields["mean"],
+        m2=fields["m2"],
+        bias=fields["bias"],
+    )
+    out = tmp_path / f"hop{suffix}"
+    done = render.render(pol, out, episodes=2, seed=4, width=96, height=64, every=1, horizon=15)
+    frames = decode(out)
+    assert done.env == "Hopper-v5"
+    assert done.lengths[0] <= 15 and done.frames == sum(done.lengths) == len(frames)
+    assert frames.shape[1:] == (64, 96, 3)
+    # The robot moves: no two consecutive frames of the first episode are the same.
+    diffs = [
+        np.abs(frames[i + 1].astype(int) - frames[i]).mean() for i in range(done.lengths[0] - 1)
+    ]
+    assert min(diffs) > 0, diffs
+    assert done.bytes == out.stat().st_size > 0
+    # The returns are the episodes' own: a second render with the same seed repeats them.
+    again = render.render(
+        pol,
+        tmp_path / f"again{suffix}",
+        episodes=1,
+        seed=4,
+        width=96,
+        height=64,
+        every=5,
+        horizon=15,
+    )
+    assert again.returns[0] == done.returns[0]
+    assert again.frames == done.lengths[0] // 5
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--out", "x.avi"], "out"),
+        (["--out", "x.gif", "--episodes", "0"], "episodes"),
+        (["--out", "x.gif", "--width", "5000", "--height", "5000"], "size"),
+        (["--out", "x.gif", "--width", "33"], "size"),
+        (["--out", "x.gif", "--every", "-1"], "every"),
+        (["--out", "x.gif", "--horizon", "-3"], "horizon"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], field: str) -> None:
+    fields = hopper_policy(1)
+    pol = go_policy_file(tmp_path / "p.json", fields["w"])
+    proc = subprocess.run(
+        [sys.executable, "-m", "stpis_bridge.render", "--policy", str(pol), *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=BRIDGE_ENV,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"render: {field}:"), proc.stderr
+    assert not list(tmp_path.glob("x.*"))
+
+
+def test_command_line_prints_json(tmp_path: Path) -> None:
+    fields = hopper_policy(2)
+    pol = go_policy_file(tmp_path / "p.json", fields["w"])
+    out = tmp_path / "sub" / "h.gif"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stpis_bridge.render",
+            "--policy",
+            str(pol),
+            "--out",
+            str(out),
+            "--width",
+            "64",
+            "--height",
+            "48",
+            "--horizon",
+            "20",
+        ],
+        capture_output=True,
+        text=True,
+        env=BRIDGE_ENV,
+        check=True,
+    )
+    doc = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert doc["frames"] == len(decode(out)) and doc["out"] == str(out)
