@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"runtime"
 	"sort"
 	"strings"
@@ -60,7 +61,11 @@ func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger) (*envclien
 
 // lineLogger re-emits the local bridge's stderr, line by line, through the
 // trainer's logger (with component=bridge), so that the log stays one JSON
-// object per line.
+// object per line, with one timestamp: the bridge's own
+// "2006-01-02 15:04:05,000 LEVEL logger: message" prefix becomes the
+// line's level and a logger field. The bridge's INFO lines (serving,
+// stopping) are debug here: the trainer says what matters of them itself,
+// and the run's summary stays the last line at info.
 type lineLogger struct {
 	log     zerolog.Logger
 	partial []byte
@@ -74,10 +79,27 @@ func (l *lineLogger) Write(p []byte) (int, error) {
 			return len(p), nil
 		}
 		if line := strings.TrimSpace(string(l.partial[:i])); line != "" {
-			l.log.Info().Msg(line)
+			l.emit(line)
 		}
 		l.partial = l.partial[i+1:]
 	}
+}
+
+// bridgeLine matches the bridge's log format (server.py's basicConfig).
+var bridgeLine = regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) ([\w.]+): (.*)$`)
+
+func (l *lineLogger) emit(line string) {
+	m := bridgeLine.FindStringSubmatch(line)
+	if m == nil {
+		// A traceback's lines, or anything else printed to stderr.
+		l.log.Warn().Msg(line)
+		return
+	}
+	lvl := map[string]zerolog.Level{"DEBUG": zerolog.DebugLevel, "INFO": zerolog.DebugLevel, "WARNING": zerolog.WarnLevel}[m[1]]
+	if m[1] == "ERROR" || m[1] == "CRITICAL" {
+		lvl = zerolog.ErrorLevel
+	}
+	l.log.WithLevel(lvl).Str("logger", m[2]).Msg(m[3])
 }
 
 // describe resolves the env, turning NotFound into a message that lists the

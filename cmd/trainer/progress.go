@@ -62,8 +62,12 @@ func (r *recorder) Record(p rundir.Point) error {
 		if p.HasEval {
 			ev = fmt.Sprintf(" eval %.1f±%.1f", p.EvalMean, p.EvalStd)
 		}
-		fmt.Fprintf(r.stderr, "\r\033[K%s it %d  %d/%d episodes (%.0f%%, ETA %s)  reward %.1f%s  best %.1f  α %.3g  H(p) %.2f  %.1f ep/s",
-			r.cfg.Label, p.Iter, p.Episodes, max, pct, eta, p.Reward, ev, p.BestEval, p.StepSize, p.PEntropy, p.EpsPerS)
+		is := ""
+		if p.PEntropy > 0 {
+			is = fmt.Sprintf("  H(p) %.2f", p.PEntropy)
+		}
+		fmt.Fprintf(r.stderr, "\r\033[K%s it %d  %d/%d episodes (%.0f%%, ETA %s)  train return %.1f%s  best eval %.1f  step %.3g%s  %.1f ep/s",
+			r.cfg.Label, p.Iter, p.Episodes, max, pct, eta, p.Reward, ev, p.BestEval, p.StepSize, is, p.EpsPerS)
 	} else if p.HasEval || time.Since(r.lastLog) >= logEvery {
 		r.lastLog = time.Now()
 		ev := r.log.Info().Int("iter", p.Iter).Int("episodes", p.Episodes).Int("max_episodes", max).

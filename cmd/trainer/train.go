@@ -260,13 +260,17 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	return nil
 }
 
-// logEnv says which gymnasium env a name resolved to, and why, and which
-// of the bridge's backends runs it.
+// logEnv says which gymnasium env a name resolved to, and which of the
+// bridge's backends runs it: one line at info; why the name resolves so,
+// and how the envs differ, at debug (run.json records it too).
 func logEnv(log zerolog.Logger, info envclient.EnvInfo) {
-	log.Info().Str("env", info.ResolvedID).Str("backend", info.Backend).Msgf("the bridge runs %s on its %s backend", info.ResolvedID, info.Backend)
-	if info.ResolvedID != info.RequestedID {
-		log.Info().Str("env", info.RequestedID).Str("resolved", info.ResolvedID).
-			Str("gymnasium", info.GymnasiumVersion).Str("mujoco", info.MujocoVersion).
-			Msgf("%s resolves to gymnasium's %s: %s", info.RequestedID, info.ResolvedID, info.ResolutionReason)
+	if info.ResolvedID == info.RequestedID {
+		log.Info().Str("env", info.ResolvedID).Str("backend", info.Backend).Msgf("the bridge runs %s on its %s backend", info.ResolvedID, info.Backend)
+		return
 	}
+	log.Info().Str("env", info.RequestedID).Str("resolved", info.ResolvedID).Str("backend", info.Backend).
+		Msgf("%s runs as gymnasium's %s on the bridge's %s backend (how they differ: run.json's resolution, or --log-level debug)", info.RequestedID, info.ResolvedID, info.Backend)
+	log.Debug().Str("env", info.RequestedID).Str("resolved", info.ResolvedID).
+		Str("gymnasium", info.GymnasiumVersion).Str("mujoco", info.MujocoVersion).
+		Msgf("%s resolves to gymnasium's %s: %s", info.RequestedID, info.ResolvedID, info.ResolutionReason)
 }

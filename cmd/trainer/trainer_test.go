@@ -502,25 +502,36 @@ func TestHorizonCheckedBeforeTraining(t *testing.T) {
 }
 
 // With a local bridge, the bridge's log lines come through the trainer's
-// logger: the log stays one JSON object per line.
+// logger: the log stays one JSON object per line, each bridge line with
+// one timestamp (the trainer's) and the bridge's level; at info the run's
+// summary is the last line.
 func TestLocalBridgeLogIsJSON(t *testing.T) {
-	code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--method", "stp_is", "--k", "paper", "--directions", "1", "--max-episodes", "12", "--horizon", "20",
-		"--workers", "1", "--out", t.TempDir())
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	bridgeLines := 0
-	for i, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("log line %d is not one JSON object: %v\n%s", i+1, err, line)
+	for _, level := range []string{"debug", "info"} {
+		code, _, stderr := trainer(t, "--env", "Swimmer-v1", "--method", "stp_is", "--k", "paper", "--directions", "1", "--max-episodes", "12", "--horizon", "20",
+			"--workers", "1", "--out", t.TempDir(), "--log-level", level)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, stderr)
 		}
-		if m["component"] == "bridge" {
-			bridgeLines++
+		bridgeLines := 0
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		for i, line := range lines {
+			var m map[string]any
+			if err := json.Unmarshal([]byte(line), &m); err != nil {
+				t.Fatalf("log line %d is not one JSON object: %v\n%s", i+1, err, line)
+			}
+			if m["component"] == "bridge" {
+				bridgeLines++
+				if msg, _ := m["message"].(string); strings.Contains(msg, "INFO") || strings.Contains(msg, time.Now().Format("2006-01-02")) || m["logger"] == nil {
+					t.Errorf("bridge line with its own prefix: %s", line)
+				}
+			}
 		}
-	}
-	if bridgeLines == 0 {
-		t.Fatalf("no line of the bridge's came through the logger:\n%s", stderr)
+		if level == "debug" && bridgeLines == 0 {
+			t.Fatalf("no line of the bridge's came through the logger:\n%s", stderr)
+		}
+		if level == "info" && (bridgeLines != 0 || !strings.Contains(lines[len(lines)-1], "run finished")) {
+			t.Fatalf("at info, %d bridge lines and a last line that is not the summary:\n%s", bridgeLines, stderr)
+		}
 	}
 }
 
