@@ -59,8 +59,8 @@ for task in $TASKS; do
     done
   done
   while [ "$(running)" -gt 0 ]; do wait -n || fail=1; done
-  bin/trainer plot "$runs/$task" -o "$OUT/${task%-v1}.png" >/dev/null
-  bin/trainer plot --success "$runs/$task" -o "$OUT/${task%-v1}-success.png" >/dev/null
+  bin/trainer plot --methods default,ars,paper "$runs/$task" -o "$OUT/${task%-v1}.png" >/dev/null
+  bin/trainer plot --methods default,ars,paper --success "$runs/$task" -o "$OUT/success-$task.png" >/dev/null
 done
 bin/trainer table "$runs" --summary | tee "$OUT/summary.md"
 bin/trainer table "$runs" --paper >"$OUT/table.md"

@@ -39,7 +39,8 @@ type Run struct {
 // directory (it holds run.json) or any directory above run directories, which
 // is searched recursively. A directory reached twice is loaded once. Runs are
 // returned sorted by env, label, seed and directory. A run that cannot be
-// read (a damaged file) is skipped, with the reason in skipped. It is an
+// read (a damaged file), and a seed of an env and method found a second
+// time (in another directory), is skipped, with the reason in skipped. It is an
 // error when no run.json is found, or no run can be read.
 func Load(paths ...string) (runs []Run, skipped []error, err error) {
 	seen := map[string]bool{}
@@ -97,7 +98,17 @@ func Load(paths ...string) (runs []Run, skipped []error, err error) {
 		}
 		return a.Dir < b.Dir
 	})
-	return runs, skipped, nil
+	// The same seed of a method found twice (two folders holding copies of
+	// a run) would count twice in every mean and test: the first is kept.
+	kept := runs[:0]
+	for i, r := range runs {
+		if i > 0 && kept[len(kept)-1].Meta.Env == r.Meta.Env && kept[len(kept)-1].Meta.Label == r.Meta.Label && kept[len(kept)-1].Meta.Seed == r.Meta.Seed {
+			skipped = append(skipped, fmt.Errorf("skipping %s: seed %d of %s on %s appears twice; %s is counted", r.Dir, r.Meta.Seed, r.Meta.Label, r.Meta.Env, kept[len(kept)-1].Dir))
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, skipped, nil
 }
 
 // LoadRun reads one run directory: run.json (required), curve.jsonl

@@ -24,6 +24,9 @@ type PlotOptions struct {
 	GridPoints    int       // points of the common episode grid; default 200
 	// Log, when not nil, gets one "wrote <file>" line per PNG written.
 	Log io.Writer
+	// Default names, per env, the label of the task's default method: its
+	// line is drawn thicker and its legend entry starts "default:".
+	Default map[string]string
 }
 
 func (o PlotOptions) withDefaults() PlotOptions {
@@ -196,8 +199,13 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 		}
 		line.LineStyle.Color = c
 		line.LineStyle.Width = vg.Points(1.5)
+		name := label
+		if opts.Default[env] == label {
+			line.LineStyle.Width = vg.Points(3)
+			name = "default: " + label
+		}
 		p.Add(poly, line)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", label, plural(len(group), "seed")), line, poly)
+		p.Legend.Add(fmt.Sprintf("%s (mean ± 1 std over %s)", name, plural(len(group), "seed")), line, poly)
 	}
 	if allEval {
 		p.Y.Label.Text = "evaluation reward"

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 type seedSpec struct {
@@ -239,14 +240,21 @@ func TestTable(t *testing.T) {
 	t.Log("\n" + md)
 	lines = strings.Split(md, "\n")
 	want = []string{
-		"| Task | Threshold | paper threshold | STP fixed | paper STP fixed | STP_IS adaptive | paper STP_IS adaptive | ARS V2-t | paper ARS V2-t |",
-		"| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
-		"| Swimmer-v1 | 325 | 325 | N/A (0/2) | 320 | — | 90 | — | 427 |",
-		"| Hopper-v1 | 3120 | 3120 | — | 3970 | 1300 (mean 1233.3, 3/3) | 1870 | 2500 (mean 2500, 2/3) | 1973 |",
+		"| Task | Method | Threshold | ours | paper |",
+		"| --- | --- | --- | --- | --- |",
+		"| Swimmer-v1 | STP fixed | 325 | N/A (0/2) | 320 |",
+		"| Hopper-v1 | STP_IS adaptive | 3120 | 1300 (mean 1233.3, 3/3) | 1870 |",
+		"| Hopper-v1 | ARS V2-t | 3120 | 2500 (mean 2500, 2/3) | 1973 |",
+		"",
 	}
 	for i, w := range want {
 		if lines[i] != w {
 			t.Errorf("paper line %d:\n got %s\nwant %s", i, lines[i], w)
+		}
+	}
+	for i, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 120 {
+			t.Errorf("paper line %d is %d columns wide, over 120: %s", i, n, l)
 		}
 	}
 }
@@ -260,7 +268,7 @@ func TestTablePaperMethod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "| HalfCheetah-v1 | 3430 | 3430 | N/A (0/1) | 2710 |"
+	want := "| HalfCheetah-v1 | STP_IS adaptive, K=1 | 3430 | N/A (0/1) | 2710 |"
 	if lines := strings.Split(md, "\n"); len(lines) < 3 || lines[2] != want {
 		t.Errorf("table:\n%s\nwant row %s", md, want)
 	}
@@ -452,10 +460,10 @@ func TestSummaryTable(t *testing.T) {
 		t.Errorf("Swimmer row %+v, want not reached within 80", r)
 	}
 	for _, want := range []string{
-		"| Swimmer-v1 | STP fixed | 0/2 | >80 [>80, >80] | — | — |",
+		"| Swimmer-v1 | STP fixed | 0/2 | >80 [>80, >80] | N/A | — |",
 		"| Hopper-v1 | STP_IS adaptive | 3/3 | 1300 [1000, 1400] | 1300 | 0.025 |",
 		"| Hopper-v1 | ARS V2-t | 2/3 | 3000 [2000, >3000] | 2500 | — |",
-		"log-rank p vs ARS: ", ">N: not reached", "—: none",
+		"log-rank p vs ARS: ", ">N: not reached", "N/A: no seed reached", "—: nothing to show",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary lacks %q:\n%s", want, md)
@@ -486,5 +494,28 @@ func TestPlotColorDistinct(t *testing.T) {
 			t.Errorf("%q: %v, want its own %v", l, c, MethodColor(l))
 		}
 		used[c] = true
+	}
+}
+
+// TestLoadCountsASeedOnce loads two folders that hold copies of the same
+// runs: each seed counts once, and each copy left out is named.
+func TestLoadCountsASeedOnce(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	writeFixture(t, a, false)
+	writeFixture(t, b, false)
+	runs, skipped, err := Load(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 6 || len(skipped) != 6 {
+		t.Fatalf("%d runs, %d skipped; want 6 and 6: %v", len(runs), len(skipped), skipped)
+	}
+	for _, r := range runs {
+		if !strings.HasPrefix(r.Dir, a) {
+			t.Errorf("kept %s, want the copies under %s", r.Dir, a)
+		}
+	}
+	if msg := skipped[0].Error(); !strings.Contains(msg, "appears twice") || !strings.Contains(msg, b) {
+		t.Errorf("warning %q", msg)
 	}
 }

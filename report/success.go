@@ -108,8 +108,13 @@ func successEnv(runs []Run, env, out string, opts PlotOptions) error {
 		used[col] = true
 		line.LineStyle.Color = col
 		line.LineStyle.Width = vg.Points(1.5)
+		name := label
+		if opts.Default[env] == label {
+			line.LineStyle.Width = vg.Points(3)
+			name = "default: " + label
+		}
 		p.Add(line)
-		p.Legend.Add(fmt.Sprintf("%s (%s)", label, plural(len(group), "seed")), line)
+		p.Legend.Add(fmt.Sprintf("%s (%s)", name, plural(len(group), "seed")), line)
 	}
 	if maxX <= 0 {
 		maxX = 1

@@ -194,8 +194,9 @@ KM median: Kaplan–Meier median of the training episodes to the threshold, a se
 median of reached: median episodes to the threshold over the seeds that reached it.
 log-rank p vs ARS: two-sample log-rank test (χ², 1 df) of episodes to the threshold against the task's ARS row.
 median best / final: medians over all seeds of the best and of the last evaluation.
-—: none (no seed reached; the ARS row itself, or a task without one; nothing to test; a task without a
-  threshold, Walker2d's, whose rows compare evaluations only).
+N/A: no seed reached the threshold (the paper's mark, as in trainer table).
+—: nothing to show: the ARS row itself, or a task without one; nothing to test; a task without a
+  threshold, Walker2d's, whose rows compare evaluations only.
 `, 100*BootstrapLevel, BootstrapResamples)
 
 // SummaryTable formats SummaryRows's rows as a Markdown table, followed by
@@ -214,10 +215,14 @@ func SummaryTable(runs []Run) (string, error) {
 	for _, r := range rows {
 		reached, km := fmt.Sprintf("%d/%d", r.Reached, r.Seeds), kmCell(r)
 		if !r.HasThreshold {
-			reached, km = fmt.Sprintf("— (%d seeds)", r.Seeds), "—"
+			reached, km = fmt.Sprintf("%s (%d seeds)", markNone, r.Seeds), markNone
+		}
+		ofReached := dash(r.MedianEpisodes)
+		if r.HasThreshold && r.Reached == 0 {
+			ofReached = markNotReached
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Env, r.Label, reached, km,
-			dash(r.MedianEpisodes), pValue(r.LogRankP), dash(r.MedianBest), dash(r.MedianFinal))
+			ofReached, pValue(r.LogRankP), dash(r.MedianBest), dash(r.MedianFinal))
 	}
 	b.WriteString(SummaryNotes)
 	return b.String(), nil
@@ -237,7 +242,7 @@ func kmCell(r SummaryRow) string {
 // dash is fmtNum, "—" for NaN.
 func dash(v float64) string {
 	if math.IsNaN(v) {
-		return "—"
+		return markNone
 	}
 	return fmtNum(v)
 }
@@ -246,7 +251,7 @@ func dash(v float64) string {
 // for NaN.
 func pValue(p float64) string {
 	if math.IsNaN(p) {
-		return "—"
+		return markNone
 	}
 	return strconv.FormatFloat(p, 'g', 2, 64)
 }

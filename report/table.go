@@ -56,11 +56,19 @@ func labelLess(a, b string) bool {
 
 // TableOptions configures Table.
 type TableOptions struct {
-	// Paper adds the paper's published Table 2 figures beside ours: a
-	// "paper threshold" column and a "paper <method>" column after each
-	// of our method columns.
+	// Paper sets our runs beside the paper's published Table 2: one row
+	// per task and method that the paper ran and we have runs of, with
+	// our cell and the paper's (see paperTable).
 	Paper bool
 }
+
+// Marks shared by every table: N/A is a cell whose seeds never reached
+// the threshold (as the paper prints it), — one with nothing to show (no
+// runs, no threshold, nothing to test).
+const (
+	markNotReached = "N/A"
+	markNone       = "—"
+)
 
 // Cell summarises one (env, method) cell of the table.
 type Cell struct {
@@ -74,7 +82,7 @@ type Cell struct {
 // String formats the cell as "1870 (mean 1904, 5/5)", or "N/A (0/5)".
 func (c Cell) String() string {
 	if c.Reached == 0 {
-		return fmt.Sprintf("N/A (0/%d)", c.Total)
+		return fmt.Sprintf("%s (0/%d)", markNotReached, c.Total)
 	}
 	return fmt.Sprintf("%s (mean %s, %d/%d)", fmtNum(c.Median), fmtNum(c.Mean), c.Reached, c.Total)
 }
@@ -139,72 +147,78 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 	}
 	envs := sortedKeys(envSet, envLess)
 	labels := sortedKeys(labelSet, labelLess)
+	if opts.Paper {
+		return paperTable(envs, labels, func(env, label string) []Run { return groups[key{env, label}] }, paperLabel), nil
+	}
 
 	header := []string{"Task", "Threshold"}
-	if opts.Paper {
-		header = append(header, "paper threshold")
-	}
-	for _, l := range labels {
-		header = append(header, l)
-		if opts.Paper {
-			header = append(header, "paper "+l)
-		}
-	}
-
+	header = append(header, labels...)
 	var sb strings.Builder
-	writeRow := func(cells []string) {
-		sb.WriteString("| " + strings.Join(cells, " | ") + " |\n")
-	}
-	writeRow(header)
-	sep := make([]string, len(header))
-	for i := range sep {
-		sep[i] = "---"
-	}
-	writeRow(sep)
-
+	writeRow(&sb, header)
+	writeRow(&sb, separator(len(header)))
 	for _, env := range envs {
 		name := env
 		if name == "" {
 			name = "(unknown env)"
 		}
 		row := []string{name, thresholdCell(runs, env)}
-		if opts.Paper {
-			if t, ok := tasks.Lookup(env); ok && t.HasThreshold {
-				row = append(row, fmtNum(t.Threshold))
-			} else {
-				row = append(row, "—")
-			}
-		}
 		for _, l := range labels {
-			g := groups[key{env, l}]
-			if len(g) == 0 {
-				row = append(row, "—")
+			if g := groups[key{env, l}]; len(g) == 0 {
+				row = append(row, markNone)
 			} else {
 				row = append(row, Summarize(g).String())
 			}
-			if opts.Paper {
-				row = append(row, paperCell(env, paperLabel[l]))
-			}
 		}
-		writeRow(row)
+		writeRow(&sb, row)
 	}
-	sb.WriteString("\nCells: median episodes to reach the threshold over the seeds that reached it " +
-		"(mean over the same seeds, seeds that reached it / seeds run); " +
-		"N/A: no seed reached it; —: no runs.\n")
-	if opts.Paper {
-		sb.WriteString("Paper columns: the published Table 2 (v1 tasks, 5 seeds; " +
-			"the paper's task is matched by the env name without version); N/A as published.\n")
-	}
+	sb.WriteString("\nCells: median episodes to reach the threshold over the seeds that reached it\n" +
+		"  (mean over the same seeds, seeds that reached it / seeds run); " +
+		markNotReached + ": no seed reached it; " + markNone + ": no runs.\n")
 	return sb.String(), nil
+}
+
+// paperTable is Table's --paper layout: a row per task and method that
+// the paper's Table 2 reports and that runs exist for, ours beside the
+// paper's, so that it stays narrow however many methods were run.
+func paperTable(envs, labels []string, group func(env, label string) []Run, paperLabel map[string]string) string {
+	var sb strings.Builder
+	writeRow(&sb, []string{"Task", "Method", "Threshold", "ours", "paper"})
+	writeRow(&sb, separator(5))
+	for _, env := range envs {
+		for _, l := range labels {
+			g := group(env, l)
+			if _, _, ok := PaperEpisodes(env, paperLabel[l]); !ok || len(g) == 0 {
+				continue
+			}
+			writeRow(&sb, []string{env, l, thresholdCell(g, env), Summarize(g).String(), paperCell(env, paperLabel[l])})
+		}
+	}
+	sb.WriteString("\nours: median episodes to reach the threshold over the seeds that reached it\n" +
+		"  (mean over the same seeds, seeds that reached it / seeds run); " + markNotReached + ": no seed reached it.\n" +
+		"paper: the published Table 2 (v1 tasks, 5 seeds), matched by the task's name and the method before\n" +
+		"  its first comma; " + markNotReached + " as published. Only the tasks and methods the paper ran have rows.\n")
+	return sb.String()
+}
+
+func writeRow(sb *strings.Builder, cells []string) {
+	sb.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+}
+
+func separator(n int) []string {
+	sep := make([]string, n)
+	for i := range sep {
+		sep[i] = "---"
+	}
+	return sep
 }
 
 func paperCell(env, label string) string {
 	v, na, ok := PaperEpisodes(env, label)
 	switch {
 	case !ok:
-		return "—"
+		return markNone
 	case na:
-		return "N/A"
+		return markNotReached
 	default:
 		return strconv.Itoa(v)
 	}
@@ -223,7 +237,7 @@ func thresholdCell(runs []Run, env string) string {
 		ts = append(ts, fmtNum(r.Meta.Threshold))
 	}
 	if len(ts) == 0 {
-		return "—"
+		return markNone
 	}
 	return strings.Join(ts, ", ")
 }

@@ -6,9 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/stpis/stpis/convex/figures"
 	"github.com/stpis/stpis/report"
+	"github.com/stpis/stpis/train"
 )
 
 // runPlot is `trainer plot RUNS... [--success] -o curve.png`.
@@ -16,15 +18,22 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainer plot", flag.ContinueOnError)
 	out := fs.String("o", "curve.png", "output PNG (one file per env when the runs span several)")
 	success := fs.Bool("success", false, "plot the fraction of seeds that have reached the threshold against training episodes, one step line per method, instead of the reward curves")
+	methods := fs.String("methods", "", "plot only these, comma-separated: default (the task's default), ars, paper (the paper preset), or a method's label")
 	runs, err := loadRuns(fs, args, stderr)
 	if err != nil {
 		return err
+	}
+	defaults := defaultLabels(runs)
+	if *methods != "" {
+		if runs, err = selectMethods(runs, strings.Split(*methods, ","), defaults); err != nil {
+			return err
+		}
 	}
 	draw := report.PlotFiles
 	if *success {
 		draw = report.SuccessPlotFiles
 	}
-	files, err := draw(runs, *out, report.PlotOptions{})
+	files, err := draw(runs, *out, report.PlotOptions{Default: defaults})
 	if err != nil {
 		return err
 	}
@@ -32,6 +41,45 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, f)
 	}
 	return nil
+}
+
+// defaultLabels gives, per env of runs, the label of the env's default
+// method (the tuned preset's entry), which the plots mark.
+func defaultLabels(runs []report.Run) map[string]string {
+	out := map[string]string{}
+	for _, r := range runs {
+		if _, ok := out[r.Meta.Env]; ok {
+			continue
+		}
+		if c, err := train.Preset(train.PresetTuned, "", "", r.Meta.Env); err == nil {
+			out[r.Meta.Env] = c.Named().Label
+		}
+	}
+	return out
+}
+
+// selectMethods keeps the runs of the methods named: default, ars, paper
+// or a label.
+func selectMethods(runs []report.Run, names []string, defaults map[string]string) ([]report.Run, error) {
+	var kept []report.Run
+	for _, r := range runs {
+		for _, n := range names {
+			switch n = strings.TrimSpace(n); {
+			case n == "default" && r.Meta.Label == defaults[r.Meta.Env],
+				n == "ars" && r.Meta.Method == "ars",
+				n == "paper" && strings.HasSuffix(r.Meta.Label, "paper preset"),
+				n == r.Meta.Label:
+				kept = append(kept, r)
+			default:
+				continue
+			}
+			break
+		}
+	}
+	if len(kept) == 0 {
+		return nil, usageError{fmt.Errorf("flag -methods: no run is of %s (default, ars, paper or a label)", strings.Join(names, ", "))}
+	}
+	return kept, nil
 }
 
 // runTable is `trainer table RUNS... [--paper]`.
