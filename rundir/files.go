@@ -87,9 +87,12 @@ type Point struct {
 	Episodes int   `json:"episodes"`
 	EnvSteps int64 `json:"env_steps"`
 	// Reward is the mean (unshifted) training return at the point the
-	// iteration kept.
-	Reward   float64 `json:"reward"`
-	BestEval float64 `json:"best_eval"`
+	// iteration kept; RewardShifted the same with the alive bonus
+	// subtracted (what the optimizer compares), nil when the run does not
+	// shift, or on a line without it (iteration 0, runs before it).
+	Reward        float64  `json:"reward"`
+	RewardShifted *float64 `json:"reward_shifted,omitempty"`
+	BestEval      float64  `json:"best_eval"`
 	// HasEval says that EvalMean and EvalStd hold an evaluation run on this
 	// iteration.
 	HasEval  bool    `json:"-"`
@@ -125,6 +128,7 @@ type line struct {
 	Episodes  *int    `json:"episodes"`
 	EnvSteps  int64   `json:"env_steps"`
 	Reward    jfloat  `json:"reward"`
+	Shifted   *jfloat `json:"reward_shifted,omitempty"`
 	BestEval  jfloat  `json:"best_eval"`
 	EvalMean  *jfloat `json:"eval_mean,omitempty"`
 	EvalStd   *jfloat `json:"eval_std,omitempty"`
@@ -134,6 +138,7 @@ type line struct {
 	NonFinite int     `json:"non_finite,omitempty"`
 	Accepted  string  `json:"accepted,omitempty"`
 	Restarted bool    `json:"restarted,omitempty"`
+	BackedOff bool    `json:"backed_off,omitempty"`
 	ElapsedS  jfloat  `json:"elapsed_s"`
 	EpsPerS   jfloat  `json:"eps_per_s"`
 }
@@ -142,7 +147,11 @@ type line struct {
 func (p Point) MarshalJSON() ([]byte, error) {
 	l := line{Iter: &p.Iter, Episodes: &p.Episodes, EnvSteps: p.EnvSteps, Reward: jfloat(p.Reward), BestEval: jfloat(p.BestEval),
 		ReachedAt: p.ReachedAt, StepSize: jfloat(p.StepSize), PEntropy: jfloat(p.PEntropy), NonFinite: p.NonFinite,
-		Accepted: p.Accepted, Restarted: p.Restarted, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
+		Accepted: p.Accepted, Restarted: p.Restarted, BackedOff: p.BackedOff, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
+	if p.RewardShifted != nil {
+		v := jfloat(*p.RewardShifted)
+		l.Shifted = &v
+	}
 	if p.HasEval {
 		m, s := jfloat(p.EvalMean), jfloat(p.EvalStd)
 		l.EvalMean, l.EvalStd = &m, &s
@@ -161,7 +170,11 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 	}
 	*p = Point{EnvSteps: l.EnvSteps, Reward: float64(l.Reward), BestEval: float64(l.BestEval), ReachedAt: l.ReachedAt,
 		StepSize: float64(l.StepSize), PEntropy: float64(l.PEntropy), NonFinite: l.NonFinite, Accepted: l.Accepted,
-		Restarted: l.Restarted, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
+		Restarted: l.Restarted, BackedOff: l.BackedOff, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
+	if l.Shifted != nil {
+		v := float64(*l.Shifted)
+		p.RewardShifted = &v
+	}
 	if l.Iter != nil {
 		p.Iter = *l.Iter
 	}

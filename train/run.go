@@ -262,13 +262,17 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	if err != nil {
 		return pt, err
 	}
-	// x_k's reward: the kept point's, else (ARS) the batch's mean.
-	reward := rawSum / float64(len(vals))
+	// x_k's reward: the kept point's, else (ARS) the batch's mean; the
+	// shifted one beside it when the run shifts.
+	reward, shiftedReward := rawSum/float64(len(vals)), mean(shifted)
 	if out.Kept >= 0 {
-		reward = vals[out.Kept].raw
+		reward, shiftedReward = vals[out.Kept].raw, vals[out.Kept].shifted
 	}
 	if !math.IsNaN(reward) {
 		r.c.Reward = reward
+	}
+	if r.cfg.Problem.Shift != 0 && !math.IsNaN(shiftedReward) && !math.IsInf(shiftedReward, 0) {
+		pt.RewardShifted = &shiftedReward
 	}
 	pt.StepSize, pt.PEntropy, pt.Accepted = out.Step, out.PEntropy, out.Accepted
 	r.norm = pending
@@ -338,4 +342,13 @@ func (r *Run) Snapshot() (rundir.Snapshot, error) {
 		}
 	}
 	return s, nil
+}
+
+// mean is the mean of v (NaN when a value is NaN or v is empty).
+func mean(v []float64) float64 {
+	sum := 0.0
+	for _, x := range v {
+		sum += x
+	}
+	return sum / float64(len(v))
 }

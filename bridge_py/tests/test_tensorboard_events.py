@@ -123,6 +123,7 @@ def test_trainer_writes_scalars(gobin: Path, tmp_path: Path) -> None:
     cfg.write_text("eval-every: 3\n")
     args = [str(gobin / "trainer"), "--env", "Swimmer-v1", "--k", "paper", "--directions", "1"]
     args += ["--max-episodes", "36", "--horizon", "50", "--seed", "3", "--config", str(cfg)]
+    args += ["--shift", "1"]
     args += ["--out", str(tmp_path / "runs"), "--log-level", "warn"]
     env = {**os.environ, "STPIS_BRIDGE_PYTHON": sys.executable}
     for extra in (["--stop-after", "2"], ["--resume"]):
@@ -144,8 +145,11 @@ def test_trainer_writes_scalars(gobin: Path, tmp_path: Path) -> None:
     trained = [p for p in pts if p["iter"] > 0]
     evaluated = [p for p in pts if "eval_mean" in p]
     assert [p["iter"] for p in evaluated] == [0, 3, 6]
+    # Swimmer's episodes all last the horizon: the shifted return is 50 below the raw one.
+    assert all(abs(p["reward"] - 50 - p["reward_shifted"]) < 1e-9 for p in trained)
     want = {
         "train/return": [(p["episodes"], f32(p["reward"])) for p in trained],
+        "train/return_shifted": [(p["episodes"], f32(p["reward_shifted"])) for p in trained],
         "train/step_size": [(p["episodes"], f32(p["step_size"])) for p in trained],
         "train/episodes_per_s": [(p["episodes"], f32(p["eps_per_s"])) for p in trained],
         "eval/mean": [(p["episodes"], f32(p["eval_mean"])) for p in evaluated],

@@ -152,7 +152,11 @@ func (r *recorder) writeScalars(p rundir.Point) error {
 func scalars(p rundir.Point) []tbevents.Scalar {
 	var s []tbevents.Scalar
 	if p.Iter > 0 {
-		s = append(s, tbevents.Scalar{Tag: "train/return", Value: p.Reward},
+		s = append(s, tbevents.Scalar{Tag: "train/return", Value: p.Reward})
+		if p.RewardShifted != nil {
+			s = append(s, tbevents.Scalar{Tag: "train/return_shifted", Value: *p.RewardShifted})
+		}
+		s = append(s,
 			tbevents.Scalar{Tag: "train/step_size", Value: p.StepSize},
 			tbevents.Scalar{Tag: "train/episodes_per_s", Value: p.EpsPerS})
 	}
