@@ -88,11 +88,13 @@ type Point struct {
 	EnvSteps int64 `json:"env_steps"`
 	// Reward is the mean (unshifted) training return at the point the
 	// iteration kept; RewardShifted the same with the alive bonus
-	// subtracted (what the optimizer compares), nil when the run does not
-	// shift, or on a line without it (iteration 0, runs before it).
-	Reward        float64  `json:"reward"`
-	RewardShifted *float64 `json:"reward_shifted,omitempty"`
-	BestEval      float64  `json:"best_eval"`
+	// subtracted (what the optimizer compares), where HasShifted says so:
+	// not when the run does not shift, nor on a line without it
+	// (iteration 0, runs before it).
+	Reward        float64 `json:"reward"`
+	RewardShifted float64 `json:"-"`
+	HasShifted    bool    `json:"-"`
+	BestEval      float64 `json:"best_eval"`
 	// HasEval says that EvalMean and EvalStd hold an evaluation run on this
 	// iteration.
 	HasEval  bool    `json:"-"`
@@ -148,8 +150,8 @@ func (p Point) MarshalJSON() ([]byte, error) {
 	l := line{Iter: &p.Iter, Episodes: &p.Episodes, EnvSteps: p.EnvSteps, Reward: jfloat(p.Reward), BestEval: jfloat(p.BestEval),
 		ReachedAt: p.ReachedAt, StepSize: jfloat(p.StepSize), PEntropy: jfloat(p.PEntropy), NonFinite: p.NonFinite,
 		Accepted: p.Accepted, Restarted: p.Restarted, BackedOff: p.BackedOff, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
-	if p.RewardShifted != nil {
-		v := jfloat(*p.RewardShifted)
+	if p.HasShifted {
+		v := jfloat(p.RewardShifted)
 		l.Shifted = &v
 	}
 	if p.HasEval {
@@ -172,8 +174,7 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 		StepSize: float64(l.StepSize), PEntropy: float64(l.PEntropy), NonFinite: l.NonFinite, Accepted: l.Accepted,
 		Restarted: l.Restarted, BackedOff: l.BackedOff, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
 	if l.Shifted != nil {
-		v := float64(*l.Shifted)
-		p.RewardShifted = &v
+		p.HasShifted, p.RewardShifted = true, float64(*l.Shifted)
 	}
 	if l.Iter != nil {
 		p.Iter = *l.Iter

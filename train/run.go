@@ -272,7 +272,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 		r.c.Reward = reward
 	}
 	if r.cfg.Problem.Shift != 0 && !math.IsNaN(shiftedReward) && !math.IsInf(shiftedReward, 0) {
-		pt.RewardShifted = &shiftedReward
+		pt.HasShifted, pt.RewardShifted = true, shiftedReward
 	}
 	pt.StepSize, pt.PEntropy, pt.Accepted = out.Step, out.PEntropy, out.Accepted
 	r.norm = pending

@@ -153,8 +153,8 @@ func scalars(p rundir.Point) []tbevents.Scalar {
 	var s []tbevents.Scalar
 	if p.Iter > 0 {
 		s = append(s, tbevents.Scalar{Tag: "train/return", Value: p.Reward})
-		if p.RewardShifted != nil {
-			s = append(s, tbevents.Scalar{Tag: "train/return_shifted", Value: *p.RewardShifted})
+		if p.HasShifted {
+			s = append(s, tbevents.Scalar{Tag: "train/return_shifted", Value: p.RewardShifted})
 		}
 		s = append(s,
 			tbevents.Scalar{Tag: "train/step_size", Value: p.StepSize},
