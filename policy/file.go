@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 )
 
@@ -61,6 +62,11 @@ func Load(path string) (File, error) {
 	}
 	if f.Normalizer.Dim() != f.Policy.Cols || len(f.Normalizer.M2) != f.Policy.Cols {
 		return File{}, fmt.Errorf("policy: load %s: normalizer has %d features, policy %d columns", path, f.Normalizer.Dim(), f.Policy.Cols)
+	}
+	for j := range f.Normalizer.M2 {
+		if m, v := f.Normalizer.Mean[j], f.Normalizer.M2[j]; math.IsNaN(m) || math.IsInf(m, 0) || !(v >= 0) || math.IsInf(v, 0) {
+			return File{}, fmt.Errorf("policy: load %s: normalizer.mean[%d] = %g, normalizer.m2[%d] = %g: want a finite mean and a finite m2 ≥ 0 (a sum of squares)", path, j, m, j, v)
+		}
 	}
 	return f, nil
 }

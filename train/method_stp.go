@@ -104,8 +104,12 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("top", "%d needs --step combined", s.Top)
 	case !(s.Rate > 0) || math.IsInf(s.Rate, 0):
 		return bad("rate", "%v must be positive and finite", s.Rate)
+	case s.Rate > maxRate:
+		return bad("rate", "%v exceeds the limit %g", s.Rate, float64(maxRate))
 	case comb && (!(s.Noise > 0) || math.IsInf(s.Noise, 0)):
 		return bad("noise", "%v must be positive and finite (the combined step)", s.Noise)
+	case s.Noise > maxRate:
+		return bad("noise", "%v exceeds the limit %g", s.Noise, float64(maxRate))
 	case !comb && s.Noise != 0:
 		return bad("noise", "%v needs --step combined", s.Noise)
 	case !s.IS:
@@ -117,6 +121,12 @@ func (s *STPSettings) validate(Problem) error {
 	}
 	return nil
 }
+
+// maxRate bounds rate and noise: both are lengths in units of the
+// policy's weights (times √n for the combined step), and one this long
+// already leaves every sensible policy behind in one step; a longer one
+// (1e308) overflows once scaled.
+const maxRate = 1000
 
 func (s *STPSettings) keys() []key {
 	st := func(c *Config) *STPSettings { return c.Method.(*STPSettings) }

@@ -33,13 +33,16 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case *horizon < 0:
 		return usageError{fmt.Errorf("invalid value %d for flag -horizon: want ≥ 0", *horizon)}
 	}
+	if err := bf.check(); err != nil {
+		return usageError{err}
+	}
 	log, err := newLogger(stderr, bf.logLevel)
 	if err != nil {
 		return err
 	}
 	file, p, err := policyFile(*path)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	client, closeBridge, err := connect(ctx, bf, log)
 	if err != nil {
@@ -51,7 +54,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if err := info.Check(-1, &envclient.EpisodeSpec{Rows: p.Policy.Rows, Cols: p.Policy.Cols, Horizon: *horizon}); err != nil {
-		return usageError{fmt.Errorf("%s with --horizon %d: %w", file, *horizon, err)}
+		// The file does not fit the env it names: a bad file, not a bad
+		// command line (--horizon is checked above).
+		return fmt.Errorf("%s does not fit the env it was trained on, %s: %w", file, info.ResolvedID, err)
 	}
 	mean, std, err := train.Evaluate(ctx, client, p, *episodes, *seed, *horizon, nil)
 	if err != nil {

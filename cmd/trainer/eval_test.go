@@ -78,3 +78,35 @@ func TestEvalLineOnATerminal(t *testing.T) {
 		t.Errorf("JSON line %q", buf.String())
 	}
 }
+
+// TestEvalBadPolicyFiles: a file that is there but is damaged, or does not
+// fit its env, is a failure (exit 1) that names the field or the env; a
+// path that is not there is a bad command line (exit 2).
+func TestEvalBadPolicyFiles(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, env string, m2 float64) string {
+		doc := map[string]any{"version": 1, "env_id": env,
+			"policy":     map[string]any{"rows": 3, "cols": 11, "w": make([]float64, 33)},
+			"normalizer": map[string]any{"count": 5, "mean": make([]float64, 11), "m2": append([]float64{m2}, make([]float64, 10)...)}}
+		b, _ := json.Marshal(doc)
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, c := range []struct {
+		path string
+		code int
+		want string
+	}{
+		{write("negm2.json", "Hopper-v1", -1), 1, "normalizer.m2[0] = -1"},
+		{write("swimmer.json", "Swimmer-v1", 1), 1, "does not fit the env it was trained on, Swimmer-v5"},
+		{filepath.Join(dir, "none.json"), 2, "no such file"},
+	} {
+		code, _, stderr := trainer(t, "eval", "--policy", c.path, "--episodes", "1", "--bridge", bridgeAddr, "--log-level", "warn")
+		if code != c.code || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, want %d and %q:\n%s", c.path, code, c.code, c.want, stderr)
+		}
+	}
+}

@@ -80,6 +80,19 @@ func (b *bridgeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 }
 
+// check refuses bridge flags that would be ignored: the TLS flags name
+// how to reach a running bridge (--bridge); a local bridge is plaintext on
+// loopback, and a server name checks a certificate only under a CA.
+func (b *bridgeFlags) check() error {
+	switch {
+	case b.tlsServerName != "" && b.tlsCA == "":
+		return errors.New("flag -bridge-tls-server-name needs -bridge-tls-ca (the CA that signs the bridge's certificate): without it the connection is plaintext and no name is checked")
+	case b.tlsCA != "" && b.bridge == "":
+		return errors.New("flag -bridge-tls-ca needs -bridge (a running bridge's address): the local bridge the trainer starts is plaintext on loopback")
+	}
+	return nil
+}
+
 // workersPerCore bounds --workers, as the bridge bounds its own --workers
 // (it counts every online core, this only the cores the trainer may run
 // on, so the bridge accepts whatever passes here, memory permitting).
@@ -124,6 +137,9 @@ func (k *kwargsFlag) Set(s string) error {
 	}
 	if k.kw == nil {
 		k.kw = envclient.Kwargs{}
+	}
+	if _, dup := k.kw[key]; dup {
+		return fmt.Errorf("%s is given twice", key)
 	}
 	switch strings.ToLower(val) {
 	case "true":

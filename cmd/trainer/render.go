@@ -77,7 +77,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	file, _, err := policyFile(*path)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 	python, dir, err := localbridge.Interpreter(localbridge.Options{})
 	if err != nil {
@@ -131,7 +131,8 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // policyFile resolves --policy as eval does: a file, or a run directory's
-// best policy (its last one before any best), read once to check it.
+// best policy (its last one before any best), read once to check it. A
+// path that is not there is a usage error.
 func policyFile(path string) (string, policy.File, error) {
 	file := path
 	if st, err := os.Stat(file); err == nil && st.IsDir() {
@@ -140,11 +141,13 @@ func policyFile(path string) (string, policy.File, error) {
 			file = filepath.Join(path, rundir.PolicyFile)
 		}
 	}
-	p, err := policy.Load(file)
-	if err != nil {
-		return "", p, fmt.Errorf("flag -policy: %w", err)
+	if _, err := os.Stat(file); err != nil {
+		return "", policy.File{}, usageError{fmt.Errorf("flag -policy: %w", err)}
 	}
-	return file, p, nil
+	// A file that is there but does not load is a bad file, not a bad
+	// command line: exit 1.
+	p, err := policy.Load(file)
+	return file, p, err
 }
 
 // parseSize reads WIDTHxHEIGHT.

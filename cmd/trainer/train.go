@@ -105,6 +105,11 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 		return nil, usageError{fmt.Errorf("invalid value %d for flag -stop-after: want ≥ 0", f.stopAfter)}
 	case f.resume && f.force:
 		return nil, usageError{errors.New("flags -resume and -force exclude each other")}
+	case strings.TrimSpace(f.out) == "":
+		return nil, usageError{errors.New("flag -out is empty: want the directory runs go to (default runs)")}
+	}
+	if err := f.bridgeFlags.check(); err != nil {
+		return nil, usageError{err}
 	}
 	return f, nil
 }

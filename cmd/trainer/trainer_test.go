@@ -257,6 +257,31 @@ func TestBadInput(t *testing.T) {
 			t.Fatalf("gave up after %s: retries are not bounded", d)
 		}
 	})
+	t.Run("refused before anything starts", func(t *testing.T) {
+		// Each is one line, exit 2, before a bridge starts (no --bridge:
+		// a local one would be started), and leaves no directory.
+		wd := t.TempDir()
+		t.Chdir(wd)
+		for _, c := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--noise", "1e308"}, "noise: 1e+308 exceeds the limit 1000"},
+			{[]string{"--rate", "1e308"}, "rate: 1e+308 exceeds the limit 1000"},
+			{[]string{"--out", ""}, "flag -out is empty"},
+			{[]string{"--kwarg", "a=1", "--kwarg", "a=2"}, "a is given twice"},
+			{[]string{"--bridge-tls-server-name", "bridge.example"}, "needs -bridge-tls-ca"},
+			{[]string{"--bridge-tls-ca", "ca.pem"}, "needs -bridge"},
+		} {
+			code, _, stderr := trainer(t, append([]string{"--env", "Hopper-v1"}, c.args...)...)
+			if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("%v: exit %d, want 2 and one line with %q:\n%s", c.args, code, c.want, stderr)
+			}
+		}
+		if left, _ := os.ReadDir(wd); len(left) != 0 {
+			t.Errorf("bad flags left %v in the working directory", left)
+		}
+	})
 	t.Run("output dir holds another run", func(t *testing.T) {
 		out := t.TempDir()
 		dir := filepath.Join(out, "Hopper-v1", "stp-combined", "seed1")
