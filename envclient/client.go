@@ -12,8 +12,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/health" // registers client-side health checking, used by healthCheckConfig
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -81,12 +79,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	creds := insecure.NewCredentials()
-	if cfg.TLSCAFile != "" {
-		creds, err = credentials.NewClientTLSFromFile(cfg.TLSCAFile, cfg.TLSServerName)
-		if err != nil {
-			return nil, fmt.Errorf("envclient: TLSCAFile: %w", err)
-		}
+	creds, err := cfg.credentials()
+	if err != nil {
+		return nil, err
 	}
 	opts = append(opts,
 		grpc.WithTransportCredentials(creds),
@@ -289,6 +284,9 @@ func (c *Client) WaitReady(ctx context.Context) error {
 			c.log.Debug().Int("attempts", attempt).Dur("waited", time.Since(start)).Msg("bridge ready")
 			return nil
 		}
+		if errors.Is(last, ErrCertificate) {
+			return fmt.Errorf("bridge %s: %w", c.cfg.Target, last)
+		}
 		timer := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -307,6 +305,11 @@ func (c *Client) healthWaitForReady(ctx context.Context) error {
 	resp, err := c.health.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.WaitForReady(true))
 	if err != nil {
 		if ctx.Err() != nil && status.Code(err) == codes.DeadlineExceeded {
+			// gRPC reports the connection's last error: a certificate
+			// that failed to verify is final.
+			if cerr := certificateError(err); cerr != nil {
+				return cerr
+			}
 			// Report the connection state: it says more than a deadline.
 			return fmt.Errorf("health check: no ready connection (state %s): %w", c.conn.GetState(), err)
 		}

@@ -112,6 +112,11 @@ type Config struct {
 	// TLSServerName is the name the bridge's certificate must hold; empty
 	// means the host of the target.
 	TLSServerName string
+	// TLSCertFile and TLSKeyFile are the client's certificate and key (PEM;
+	// one file holding both will do for each), presented to a bridge that
+	// requires client certificates (its --tls-client-ca). They need
+	// TLSCAFile.
+	TLSCertFile, TLSKeyFile string
 
 	// Logger receives debug lines for chunks and a warning for every failed
 	// chunk attempt (with the replica, the status and the next step).

@@ -1,12 +1,14 @@
 package envclient_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -34,7 +36,7 @@ func selfSigned(t *testing.T, dir, name string) (cert, key string) {
 		NotBefore:             time.Now().Add(-time.Hour),
 		NotAfter:              time.Now().Add(time.Hour),
 		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		BasicConstraintsValid: true,
 		IsCA:                  true,
 		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
@@ -80,15 +82,22 @@ func TestTLS(t *testing.T) {
 
 	for name, cfg := range map[string]envclient.Config{
 		"plaintext":  {Target: b.Addr(), ReadyTimeout: 2 * time.Second},
-		"other CA":   {Target: b.Addr(), ReadyTimeout: 2 * time.Second, TLSCAFile: other},
-		"wrong name": {Target: b.Addr(), ReadyTimeout: 2 * time.Second, TLSCAFile: cert, TLSServerName: "evil"},
+		"other CA":   {Target: b.Addr(), ReadyTimeout: 20 * time.Second, TLSCAFile: other},
+		"wrong name": {Target: b.Addr(), ReadyTimeout: 20 * time.Second, TLSCAFile: cert, TLSServerName: "evil"},
 	} {
 		bad, err := envclient.Dial(ctx, cfg)
 		if err != nil {
 			t.Fatalf("%s: Dial: %v", name, err)
 		}
-		if err := bad.WaitReady(ctx); err == nil {
+		start := time.Now()
+		err = bad.WaitReady(ctx)
+		switch {
+		case err == nil:
 			t.Errorf("%s: a client that should not get through is ready", name)
+		case name != "plaintext" && (!errors.Is(err, envclient.ErrCertificate) || time.Since(start) > 5*time.Second):
+			// A certificate that does not verify is final: said at once,
+			// not after the whole ReadyTimeout.
+			t.Errorf("%s: after %s: %v; want ErrCertificate at once", name, time.Since(start), err)
 		}
 		_ = bad.Close()
 	}
@@ -98,25 +107,77 @@ func TestTLS(t *testing.T) {
 	}
 
 	// The container health probe speaks TLS with --tls-ca.
-	python := os.Getenv(localbridge.PythonEnv)
-	if python == "" {
-		root, err := localbridge.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		python = filepath.Join(root, ".venv", "bin", "python")
-	}
-	root, _ := localbridge.RepoRoot()
-	probe := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, python, append([]string{"-m", "stpis_bridge.healthcheck", "--addr", b.Addr(), "--timeout", "2"}, args...)...)
-		cmd.Dir = filepath.Join(root, "bridge_py")
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	probe := healthProbe(t, ctx, b.Addr())
 	if out, err := probe("--tls-ca", cert); err != nil || !strings.Contains(out, "SERVING") {
 		t.Errorf("healthcheck --tls-ca: %v\n%s", err, out)
 	}
 	if out, err := probe(); err == nil {
 		t.Errorf("healthcheck in plaintext against a TLS bridge passed:\n%s", out)
+	}
+}
+
+// healthProbe runs `python -m stpis_bridge.healthcheck` against addr with
+// more arguments, returning its output.
+func healthProbe(t *testing.T, ctx context.Context, addr string) func(args ...string) (string, error) {
+	t.Helper()
+	python := os.Getenv(localbridge.PythonEnv)
+	root, err := localbridge.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if python == "" {
+		python = filepath.Join(root, ".venv", "bin", "python")
+	}
+	return func(args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, python, append([]string{"-m", "stpis_bridge.healthcheck", "--addr", addr, "--timeout", "2"}, args...)...)
+		cmd.Dir = filepath.Join(root, "bridge_py")
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+}
+
+// TestMutualTLS serves the bridge with --tls-client-ca: a client with a
+// certificate that CA signs runs episodes; one without, or with another
+// certificate, gets nowhere.
+func TestMutualTLS(t *testing.T) {
+	ctx := ctxFor(t, 2*time.Minute)
+	dir := t.TempDir()
+	cert, key := selfSigned(t, dir, "stpis-bridge")
+	client, clientKey := selfSigned(t, dir, "trainer")
+	stranger, strangerKey := selfSigned(t, dir, "stranger")
+	b := startBridges(t, ctx, localbridge.Options{Workers: 1, ExtraArgs: []string{"--tls-cert", cert, "--tls-key", key, "--tls-client-ca", client}})[0]
+
+	c := dialReady(t, ctx, envclient.Config{Target: b.Addr(), TLSCAFile: cert, TLSCertFile: client, TLSKeyFile: clientKey})
+	if got, err := c.Rollout(ctx, linearSpecs("Hopper-v5", nil, 3, 11, 2, 7, 10)); err != nil || len(got) != 2 {
+		t.Fatalf("Rollout over mutual TLS: %d results, %v", len(got), err)
+	}
+	for name, cfg := range map[string]envclient.Config{
+		"no client certificate": {Target: b.Addr(), ReadyTimeout: 5 * time.Second, TLSCAFile: cert},
+		"another certificate":   {Target: b.Addr(), ReadyTimeout: 5 * time.Second, TLSCAFile: cert, TLSCertFile: stranger, TLSKeyFile: strangerKey},
+	} {
+		bad, err := envclient.Dial(ctx, cfg)
+		if err != nil {
+			t.Fatalf("%s: Dial: %v", name, err)
+		}
+		if err := bad.WaitReady(ctx); err == nil {
+			t.Errorf("%s: a client the bridge should refuse is ready", name)
+		}
+		_ = bad.Close()
+	}
+	probe := healthProbe(t, ctx, b.Addr())
+	if out, err := probe("--tls-ca", cert, "--tls-cert", client, "--tls-key", clientKey); err != nil || !strings.Contains(out, "SERVING") {
+		t.Errorf("healthcheck with a client certificate: %v\n%s", err, out)
+	}
+	if out, err := probe("--tls-ca", cert); err == nil {
+		t.Errorf("healthcheck without a client certificate passed:\n%s", out)
+	}
+	for name, cfg := range map[string]envclient.Config{
+		"key without certificate": {Target: b.Addr(), TLSCAFile: cert, TLSKeyFile: clientKey},
+		"certificate without CA":  {Target: b.Addr(), TLSCertFile: client, TLSKeyFile: clientKey},
+		"server name without CA":  {Target: b.Addr(), TLSServerName: "stpis-bridge"},
+	} {
+		if _, err := envclient.Dial(ctx, cfg); err == nil {
+			t.Errorf("%s: Dial accepted it", name)
+		}
 	}
 }

@@ -16,10 +16,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import faulthandler
+import ipaddress
 import logging
 import os
 import platform
 import signal
+import ssl
 import sys
 import threading
 import time
@@ -50,6 +52,7 @@ from stpis_bridge.servicer import (
     DEFAULT_MAX_HORIZON,
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_SIM_STEPS,
+    DEFAULT_MAX_STEPS_IN_FLIGHT,
     DEFAULT_MAX_WEIGHTS,
     SERVICE_NAME,
     EnvBridgeServicer,
@@ -157,6 +160,12 @@ class ServerConfig:
     # PEM files of the server's certificate (chain) and key: TLS when both are set.
     tls_cert: str = ""
     tls_key: str = ""
+    # PEM file of the CAs that sign client certificates: when set (with TLS), the
+    # bridge requires and verifies one from every client (mutual TLS).
+    tls_client_ca: str = ""
+    # Plaintext on an address beyond loopback only when asked: a network that only
+    # the trainer reaches (compose's internal network, Kubernetes' NetworkPolicy).
+    plaintext_beyond_loopback: bool = False
     # auto: the fast backend wherever it honours the env and kwargs, else gymnasium.
     backend: str = fast.BACKEND_AUTO
 
@@ -177,8 +186,10 @@ class ServerConfig:
             raise ValueError(
                 f"--max-message-bytes must be at least 1024, got {self.max_message_bytes}"
             )
-        if self.grace_seconds < 0:
-            raise ValueError(f"--grace-seconds must be >= 0, got {self.grace_seconds}")
+        if not 0 <= self.grace_seconds <= MAX_GRACE_SECONDS:
+            raise ValueError(
+                f"--grace-seconds must be in [0, {MAX_GRACE_SECONDS}], got {self.grace_seconds}"
+            )
         if self.max_concurrent_calls < 1:
             raise ValueError(
                 f"--max-concurrent-calls must be at least 1, got {self.max_concurrent_calls}"
@@ -191,9 +202,23 @@ class ServerConfig:
                 raise ValueError(f"{flag} must be at least 0.1 and finite, got {value}")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ValueError("--tls-cert and --tls-key go together: give both or neither")
-        for flag, path in (("--tls-cert", self.tls_cert), ("--tls-key", self.tls_key)):
+        if not self.tls_cert and not self.plaintext_beyond_loopback and not _is_loopback(host):
+            raise ValueError(
+                f"--listen {self.listen} in plaintext lets anyone who reaches the port run "
+                "episodes on this machine: serve TLS (--tls-cert, --tls-key, and "
+                "--tls-client-ca to admit only your trainers), listen on 127.0.0.1, or pass "
+                "--plaintext-beyond-loopback on a network only the trainer reaches"
+            )
+        if self.tls_client_ca and not self.tls_cert:
+            raise ValueError("--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS)")
+        for flag, path in (
+            ("--tls-cert", self.tls_cert),
+            ("--tls-key", self.tls_key),
+            ("--tls-client-ca", self.tls_client_ca),
+        ):
             if path and not os.access(path, os.R_OK):
                 raise ValueError(f"{flag} {path!r}: not a readable file")
+        check_tls_files(self.tls_cert, self.tls_key, self.tls_client_ca)
         if self.respawn_attempts < 0:
             raise ValueError(f"--respawn-attempts must be >= 0, got {self.respawn_attempts}")
         if self.backend not in fast.BACKENDS:
@@ -201,6 +226,46 @@ class ServerConfig:
                 f"--backend must be one of {', '.join(fast.BACKENDS)}, got {self.backend!r}"
             )
         self.limits.validate()
+
+
+def _is_loopback(host: str) -> bool:
+    """Say whether a --listen host is a loopback address (or localhost)."""
+    host = host.strip("[]")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+MAX_GRACE_SECONDS = 3600.0
+"""The longest --grace-seconds: an hour for in-flight calls to finish."""
+
+
+def check_tls_files(cert: str, key: str, client_ca: str) -> None:
+    """Raise ValueError naming the flag whose PEM file does not load.
+
+    gRPC itself says only "Failed to bind to address" for a bad certificate or key;
+    Python's ssl module parses the same PEM and says what is wrong.
+    """
+    if cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            ctx.load_cert_chain(cert, key)
+        except (ssl.SSLError, OSError) as exc:
+            raise ValueError(
+                f"--tls-cert {cert!r} and --tls-key {key!r}: not a PEM certificate (chain) and "
+                f"its private key: {exc}"
+            ) from exc
+    if client_ca:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        try:
+            ctx.load_verify_locations(cafile=client_ca)
+        except (ssl.SSLError, OSError) as exc:
+            raise ValueError(
+                f"--tls-client-ca {client_ca!r}: not a PEM file of CA certificates: {exc}"
+            ) from exc
 
 
 class RunningServer:
@@ -367,7 +432,14 @@ def serve(config: ServerConfig) -> RunningServer:
             reflection.enable_server_reflection(names, server)
         if config.tls_cert:
             with open(config.tls_key, "rb") as k, open(config.tls_cert, "rb") as c:
-                creds = grpc.ssl_server_credentials([(k.read(), c.read())])
+                pair = (k.read(), c.read())
+            client_ca = None
+            if config.tls_client_ca:
+                with open(config.tls_client_ca, "rb") as f:
+                    client_ca = f.read()
+            creds = grpc.ssl_server_credentials(
+                [pair], root_certificates=client_ca, require_client_auth=client_ca is not None
+            )
             port = server.add_secure_port(config.listen, creds)
         else:
             port = server.add_insecure_port(config.listen)
@@ -384,7 +456,7 @@ def serve(config: ServerConfig) -> RunningServer:
         SERVICE_NAME,
         host,
         port,
-        "TLS" if config.tls_cert else "plaintext",
+        ("mutual TLS" if config.tls_client_ca else "TLS") if config.tls_cert else "plaintext",
         config.workers,
         pool.worker_pids(),
         config.backend,
@@ -436,6 +508,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--max-abs-shift", type=float, default=DEFAULT_MAX_ABS_SHIFT, help="max |shift|")
     p.add_argument(
+        "--max-steps-in-flight",
+        type=int,
+        default=DEFAULT_MAX_STEPS_IN_FLIGHT,
+        help="steps (episodes x horizon) one client may have in flight; more: RESOURCE_EXHAUSTED",
+    )
+    p.add_argument(
         "--max-episode-seconds",
         type=float,
         default=DEFAULT_MAX_EPISODE_SECONDS,
@@ -468,6 +546,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--tls-cert", default="", help="PEM certificate (chain): serve TLS")
     p.add_argument("--tls-key", default="", help="PEM private key of --tls-cert")
+    p.add_argument(
+        "--plaintext-beyond-loopback",
+        action="store_true",
+        help="allow plaintext on a --listen address beyond 127.0.0.1: for a network that only "
+        "the trainer reaches (compose's, or Kubernetes' with its NetworkPolicy)",
+    )
+    p.add_argument(
+        "--tls-client-ca",
+        default="",
+        help="PEM CA certificates: require a client certificate they sign (mutual TLS)",
+    )
     p.add_argument(
         "--exit-with-parent",
         action="store_true",
@@ -504,6 +593,7 @@ def parse_config(argv: Sequence[str]) -> tuple[ServerConfig, str]:
             max_weights=args.max_weights,
             max_sim_steps=args.max_sim_steps,
             max_abs_shift=args.max_abs_shift,
+            max_steps_in_flight=args.max_steps_in_flight,
         ),
         max_message_bytes=args.max_message_bytes,
         grace_seconds=args.grace_seconds,
@@ -515,6 +605,8 @@ def parse_config(argv: Sequence[str]) -> tuple[ServerConfig, str]:
         exit_with_parent=args.exit_with_parent,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        tls_client_ca=args.tls_client_ca,
+        plaintext_beyond_loopback=args.plaintext_beyond_loopback,
         backend=args.backend,
     )
     try:

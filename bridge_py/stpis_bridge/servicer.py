@@ -45,6 +45,10 @@ DEFAULT_MAX_SIM_STEPS = 200_000
 # |shift| above this is no alive bonus (the paper's are 1 and 5): shift x length
 # would swamp the return, or overflow it.
 DEFAULT_MAX_ABS_SHIFT = 1e6
+# Steps (episodes x horizon) one client may have in flight at once: about 20,000
+# 1000-step episodes, far above a trainer's 4 calls a replica, far below the
+# 64 x 4096 x 10,000 a client could otherwise queue.
+DEFAULT_MAX_STEPS_IN_FLIGHT = 20_000_000
 # Env descriptions kept, least recently used dropped first.
 DESCRIPTION_CACHE_SIZE = 256
 # Error replies are cut to this many characters (log lines too).
@@ -64,6 +68,7 @@ class Limits:
     max_weights: int = DEFAULT_MAX_WEIGHTS
     max_sim_steps: int = DEFAULT_MAX_SIM_STEPS
     max_abs_shift: float = DEFAULT_MAX_ABS_SHIFT
+    max_steps_in_flight: int = DEFAULT_MAX_STEPS_IN_FLIGHT
 
     def validate(self) -> None:
         """Raise ValueError when a limit is not positive."""
@@ -140,6 +145,8 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             collections.OrderedDict()
         )
         self._lock = threading.Lock()
+        # Steps in flight by client (its peer address: one per connection).
+        self._in_flight: dict[str, int] = {}
 
     # Env descriptions are made once per (id, kwargs) in the server process and cached.
 
@@ -300,6 +307,33 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         if not tasks:
             return envbridge_pb2.RolloutResponse()
 
+        peer, steps = context.peer(), sum(t.horizon for t in tasks)
+        limit = self._limits.max_steps_in_flight
+        with self._lock:
+            held = self._in_flight.get(peer, 0)
+            admitted = held + steps <= limit
+            if admitted:
+                self._in_flight[peer] = held + steps
+        if not admitted:
+            msg = (
+                f"episodes: {steps} steps (episodes x horizon) on top of the {held} this client "
+                f"has in flight exceed the limit --max-steps-in-flight={limit}; wait for them"
+            )
+            _abort(context, _Invalid(grpc.StatusCode.RESOURCE_EXHAUSTED, msg))
+        try:
+            return self._run(context, plan, n)
+        finally:
+            with self._lock:
+                left = self._in_flight[peer] - steps
+                if left:
+                    self._in_flight[peer] = left
+                else:
+                    del self._in_flight[peer]
+
+    def _run(
+        self, context: grpc.ServicerContext, plan: backends.Plan, n: int
+    ) -> envbridge_pb2.RolloutResponse:
+        """Run an admitted Rollout's planned episodes on the pool."""
         start = time.monotonic()
         _LOG.debug("Rollout: %d episodes started", n)
         try:

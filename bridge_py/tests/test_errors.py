@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from envbridge.v1 import envbridge_pb2 as pb
+from envbridge.v1 import envbridge_pb2_grpc as pbg
+from stpis_bridge.servicer import Limits
 from tests.conftest import (
     NO_TERMINATION,
     TEST_LIMITS,
@@ -17,6 +19,7 @@ from tests.conftest import (
     kw,
     policy,
     random_w,
+    start_server,
 )
 
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
@@ -177,3 +180,22 @@ def test_errors_do_not_leak_into_a_valid_batch(stub):
         timeout=30,
     )
     assert [r.length for r in resp.results] == [4, 4, 4]
+
+
+def test_steps_in_flight_are_capped_per_client() -> None:
+    """One client cannot queue more steps (episodes x horizon) than
+    --max-steps-in-flight: RESOURCE_EXHAUSTED names it; within it, and after a call
+    ends (its steps released), calls run."""
+    running = start_server(limits=Limits(max_steps_in_flight=100), workers=1)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{running.port}") as ch:
+            s = pbg.EnvBridgeServiceStub(ch)
+            with pytest.raises(grpc.RpcError) as exc:
+                s.Rollout(pb.RolloutRequest(episodes=[hopper_spec(horizon=60)] * 2), timeout=30)
+            assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "--max-steps-in-flight=100" in (exc.value.details() or "")
+            for _ in range(3):
+                resp = s.Rollout(pb.RolloutRequest(episodes=[hopper_spec(horizon=50)] * 2))
+                assert [r.length for r in resp.results] == [50, 50]
+    finally:
+        running.stop(5)

@@ -87,6 +87,36 @@ def test_cli_defaults_and_validation():
         parse_config(["--listen", "nohost"])
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--grace-seconds", "nan"], "--grace-seconds must be in [0, 3600.0], got nan"),
+        (["--grace-seconds", "inf"], "--grace-seconds must be in [0, 3600.0], got inf"),
+        (["--tls-cert", "{bad}", "--tls-key", "{bad}"], "not a PEM certificate (chain)"),
+        (["--tls-client-ca", "{bad}"], "--tls-client-ca needs --tls-cert"),
+        (["--listen", "0.0.0.0:50051"], "in plaintext lets anyone who reaches the port"),
+        (["--listen", "[::]:50051"], "in plaintext lets anyone who reaches the port"),
+    ],
+)
+def test_cli_refuses_what_grpc_would_misreport(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    """A garbage PEM made gRPC say "Failed to bind to address"; NaN grace passed."""
+    bad = tmp_path / "bad.pem"
+    bad.write_text("garbage\n")
+    with pytest.raises(SystemExit) as exc:
+        parse_config([a.replace("{bad}", str(bad)) for a in args])
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_plaintext_beyond_loopback_when_asked() -> None:
+    for listen in ("127.0.0.1:0", "localhost:0", "[::1]:0"):
+        assert parse_config(["--listen", listen])[0].listen == listen
+    config, _ = parse_config(["--listen", "0.0.0.0:0", "--plaintext-beyond-loopback"])
+    assert config.plaintext_beyond_loopback
+
+
 def test_subprocess_prints_ready_line_and_finishes_in_flight_call_on_sigterm():
     proc = subprocess.Popen(
         [

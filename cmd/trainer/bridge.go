@@ -46,7 +46,7 @@ func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger) (*envclien
 		}
 	}
 	c, err := envclient.Dial(ctx, envclient.Config{Target: target, ReadyTimeout: bf.timeout, ReconnectTimeout: bf.reconnect,
-		TLSCAFile: bf.tlsCA, TLSServerName: bf.tlsServerName, Logger: &log})
+		TLSCAFile: bf.tls.CA, TLSServerName: bf.tls.Name, TLSCertFile: bf.tls.Cert, TLSKeyFile: bf.tls.Key, Logger: &log})
 	if err != nil {
 		stopLocal()
 		return nil, nil, fmt.Errorf("bridge %s: %w", target, err)

@@ -55,12 +55,12 @@ func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]str
 
 // bridgeFlags are the flags of every subcommand that talks to a bridge.
 type bridgeFlags struct {
-	bridge               string
-	timeout              time.Duration
-	reconnect            time.Duration
-	tlsCA, tlsServerName string
-	workers              int
-	logLevel             string
+	bridge    string
+	timeout   time.Duration
+	reconnect time.Duration
+	tls       tlsFlag
+	workers   int
+	logLevel  string
 }
 
 func (b *bridgeFlags) register(fs *flag.FlagSet) {
@@ -74,22 +74,60 @@ func (b *bridgeFlags) register(fs *flag.FlagSet) {
 		b.timeout, b.reconnect = d, d
 		return nil
 	})
-	fs.StringVar(&b.tlsCA, "bridge-tls-ca", "", "PEM file of the CA that signs the bridge's certificate: connect with TLS (empty: plaintext)")
-	fs.StringVar(&b.tlsServerName, "bridge-tls-server-name", "", "name the bridge's certificate must hold (empty: the target's host)")
+	fs.Var(&b.tls, "bridge-tls", "TLS to a running bridge (empty: plaintext): ca=FILE, the PEM of the CA that signs the bridge's certificate; then optionally name=NAME, the name that certificate must hold (default: the target's host), and cert=FILE,key=FILE, a client certificate for a bridge that requires one (its --tls-client-ca)")
 	fs.Func("workers", fmt.Sprintf("`count` of worker processes of a local bridge, at most %d a core (0: one per core)", workersPerCore), b.setWorkers)
 	fs.StringVar(&b.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error")
 }
 
-// check refuses bridge flags that would be ignored: the TLS flags name
-// how to reach a running bridge (--bridge); a local bridge is plaintext on
-// loopback, and a server name checks a certificate only under a CA.
+// check refuses bridge flags that would be ignored: TLS names how to
+// reach a running bridge (--bridge); a local bridge is plaintext on
+// loopback.
 func (b *bridgeFlags) check() error {
-	switch {
-	case b.tlsServerName != "" && b.tlsCA == "":
-		return errors.New("flag -bridge-tls-server-name needs -bridge-tls-ca (the CA that signs the bridge's certificate): without it the connection is plaintext and no name is checked")
-	case b.tlsCA != "" && b.bridge == "":
-		return errors.New("flag -bridge-tls-ca needs -bridge (a running bridge's address): the local bridge the trainer starts is plaintext on loopback")
+	if b.tls.CA != "" && b.bridge == "" {
+		return errors.New("flag -bridge-tls needs -bridge (a running bridge's address): the local bridge the trainer starts is plaintext on loopback")
 	}
+	return nil
+}
+
+// tlsFlag is --bridge-tls ca=FILE[,name=NAME][,cert=FILE,key=FILE].
+type tlsFlag struct{ CA, Name, Cert, Key string }
+
+func (t *tlsFlag) String() string {
+	if t == nil || t.CA == "" {
+		return ""
+	}
+	s := "ca=" + t.CA
+	for _, kv := range [][2]string{{"name", t.Name}, {"cert", t.Cert}, {"key", t.Key}} {
+		if kv[1] != "" {
+			s += "," + kv[0] + "=" + kv[1]
+		}
+	}
+	return s
+}
+
+func (t *tlsFlag) Set(v string) error {
+	var out tlsFlag
+	fields := map[string]*string{"ca": &out.CA, "name": &out.Name, "cert": &out.Cert, "key": &out.Key}
+	for _, part := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(part, "=")
+		p := fields[k]
+		switch {
+		case !ok || p == nil:
+			return fmt.Errorf("want ca=FILE[,name=NAME][,cert=FILE,key=FILE], got %q", part)
+		case *p != "":
+			return fmt.Errorf("%s is given twice", k)
+		case val == "":
+			return fmt.Errorf("%s is empty", k)
+		}
+		*p = val
+	}
+	switch {
+	case out.CA == "":
+		return errors.New("ca=FILE is required: without the CA that signs the bridge's certificate no name is checked and no certificate sent")
+	case (out.Cert == "") != (out.Key == ""):
+		return errors.New("cert= and key= go together: give both or neither")
+	}
+	*t = out
 	return nil
 }
 

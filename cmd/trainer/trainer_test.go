@@ -270,8 +270,11 @@ func TestBadInput(t *testing.T) {
 			{[]string{"--rate", "1e308"}, "rate: 1e+308 exceeds the limit 1000"},
 			{[]string{"--out", ""}, "flag -out is empty"},
 			{[]string{"--kwarg", "a=1", "--kwarg", "a=2"}, "a is given twice"},
-			{[]string{"--bridge-tls-server-name", "bridge.example"}, "needs -bridge-tls-ca"},
-			{[]string{"--bridge-tls-ca", "ca.pem"}, "needs -bridge"},
+			{[]string{"--bridge-tls", "name=bridge.example"}, "ca=FILE is required"},
+			{[]string{"--bridge-tls", "ca=ca.pem,cert=c.pem"}, "cert= and key= go together"},
+			{[]string{"--bridge-tls", "ca=ca.pem,ca=b.pem"}, "ca is given twice"},
+			{[]string{"--bridge-tls", "ca=ca.pem,pin=x"}, `got "pin=x"`},
+			{[]string{"--bridge-tls", "ca=ca.pem"}, "needs -bridge"},
 		} {
 			code, _, stderr := trainer(t, append([]string{"--env", "Hopper-v1"}, c.args...)...)
 			if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
