@@ -126,3 +126,24 @@ func lockHolder(f *os.File) string {
 	}
 	return "pid " + strconv.Itoa(pid)
 }
+
+// InUse returns an error wrapping ErrLocked, naming the holder's pid, when
+// another process has the run in dir open, and nil otherwise (no run, no
+// lock file, or a lock nobody holds). It takes nothing: a trainer asks it
+// before it starts a bridge, and Create and Open still lock.
+func InUse(dir string) error {
+	f, err := os.Open(filepath.Join(dir, LockFile))
+	if err != nil {
+		return nil // no lock file: no holder
+	}
+	defer f.Close()
+	if err := flock(f); err != nil {
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return fmt.Errorf("rundir: %s %w (%s holds %s): wait for it to end, or stop it; --force does not replace a run in use",
+				dir, ErrLocked, lockHolder(f), LockFile)
+		}
+		return nil
+	}
+	// Locked it ourselves: nobody holds it. Closing f lets go.
+	return nil
+}

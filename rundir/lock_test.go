@@ -175,3 +175,28 @@ func TestOpenOfAMissingRun(t *testing.T) {
 		t.Fatalf("Open of a missing directory: err = %v, want ErrNoCheckpoint", err)
 	}
 }
+
+// TestInUse says whether another open run holds the directory, taking
+// nothing.
+func TestInUse(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := InUse(dir); err != nil {
+		t.Fatalf("no run: %v", err)
+	}
+	d, err := Create(dir, Meta{Env: "Hopper-v1"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := InUse(dir); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), fmt.Sprintf("pid %d ", os.Getpid())) {
+		t.Fatalf("a run held: %v", err)
+	}
+	if err := InUse(dir); !errors.Is(err, ErrLocked) {
+		t.Fatalf("asking twice took the lock: %v", err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := InUse(dir); err != nil {
+		t.Fatalf("a closed run: %v", err)
+	}
+}

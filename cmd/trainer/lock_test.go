@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stpis/stpis/rundir"
 )
@@ -15,7 +16,8 @@ import (
 // has open (a stopped one, say), with --force or --resume, exits at once
 // naming the holder's pid, and leaves the run as it was.
 func TestSecondTrainerOnARunInUse(t *testing.T) {
-	args := []string{"--env", "Hopper-v1", "--max-episodes", "40", "--bridge", bridgeAddr, "--log-level", "warn"}
+	// A bridge that is never reached: the check comes before one is needed.
+	args := []string{"--env", "Hopper-v1", "--max-episodes", "40", "--bridge", "127.0.0.1:1", "--bridge-timeout", "60s", "--log-level", "warn"}
 	f, err := parseTrainFlags(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +35,11 @@ func TestSecondTrainerOnARunInUse(t *testing.T) {
 	defer held.Close()
 	meta, _ := os.ReadFile(filepath.Join(path, rundir.MetaFile))
 	for _, flag := range []string{"--force", "--resume"} {
+		start := time.Now()
 		code, _, stderr := trainer(t, append(args, "--out", out, flag)...)
+		if time.Since(start) > 30*time.Second {
+			t.Errorf("%s: the run in use was found after %s: after waiting for a bridge", flag, time.Since(start))
+		}
 		if code != exitFailure || !strings.Contains(stderr, "in use by another trainer") || !strings.Contains(stderr, fmt.Sprintf("pid %d ", os.Getpid())) {
 			t.Fatalf("%s on a run in use: exit %d, stderr:\n%s", flag, code, stderr)
 		}
@@ -48,6 +54,7 @@ func TestSecondTrainerOnARunInUse(t *testing.T) {
 		}
 	}
 	held.Close()
+	args[len(args)-5] = bridgeAddr
 	if code, _, stderr := trainer(t, append(args, "--out", out, "--force")...); code != exitOK {
 		t.Fatalf("--force once the run is closed: exit %d, stderr:\n%s", code, stderr)
 	}

@@ -21,14 +21,17 @@ import (
 const checkpointEvery = 10
 
 // checkFree refuses, before a bridge starts, to start runs over runs
-// already in the output directory (without --resume or --force).
+// already in the output directory (without --resume or --force), and any
+// run that another trainer has open.
 func (f *trainFlags) checkFree(cfg train.Config) error {
-	if f.resume || f.force {
-		return nil
-	}
 	for s := 0; s < f.seeds; s++ {
 		path := rundir.Path(f.out, cfg.Problem.Env, cfg.Name, cfg.Problem.Seed+uint64(s))
-		if rundir.Exists(path) {
+		// A run another trainer has open fails now (exit 1), not after a
+		// bridge has started.
+		if err := rundir.InUse(path); err != nil {
+			return err
+		}
+		if !f.resume && !f.force && rundir.Exists(path) {
 			return occupied(fmt.Errorf("%s %w", path, rundir.ErrOccupied))
 		}
 	}
