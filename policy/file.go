@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+
+	"github.com/stpis/stpis/internal/seal"
 )
 
 // FileVersion is the version of the policy file format that Marshal writes.
@@ -18,6 +20,9 @@ type File struct {
 	EnvID      string      `json:"env_id"`
 	Policy     *Linear     `json:"policy"`
 	Normalizer *Normalizer `json:"normalizer"`
+	// SHA256 seals the file (package seal): Marshal fills it and Load
+	// refuses a file whose contents do not match it.
+	SHA256 string `json:"sha256"`
 }
 
 // Marshal validates f and encodes it as JSON, the format Load reads.
@@ -34,7 +39,11 @@ func Marshal(f File) ([]byte, error) {
 	if f.Normalizer.Dim() != f.Policy.Cols {
 		return nil, fmt.Errorf("policy: normalizer has %d features, policy %d columns", f.Normalizer.Dim(), f.Policy.Cols)
 	}
+	f.SHA256 = ""
 	b, err := json.Marshal(f)
+	if err == nil {
+		b, err = seal.Seal(b)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("policy: %w", err)
 	}
@@ -46,6 +55,9 @@ func Load(path string) (File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return File{}, fmt.Errorf("policy: load: %w", err)
+	}
+	if _, err := seal.Check(b); err != nil {
+		return File{}, fmt.Errorf("policy: load %s: %w", path, err)
 	}
 	var f File
 	if err := json.Unmarshal(b, &f); err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -111,6 +112,25 @@ func Load(paths ...string) (runs []Run, skipped []error, err error) {
 	return kept, skipped, nil
 }
 
+// checkPoints refuses a curve that no plot or table can trust: none of its
+// points, a value that is not finite, or training episodes that go back.
+func checkPoints(pts []rundir.Point) error {
+	if len(pts) == 0 {
+		return errors.New("no curve point (a run that had not logged yet)")
+	}
+	for i, p := range pts {
+		switch {
+		case i > 0 && (p.Episodes < pts[i-1].Episodes || p.Iter <= pts[i-1].Iter):
+			return fmt.Errorf("point %d (iteration %d, %d episodes) goes back from iteration %d, %d episodes", i+1, p.Iter, p.Episodes, pts[i-1].Iter, pts[i-1].Episodes)
+		case !finite(p.Reward) || !finite(p.BestEval) || (p.HasEval && (!finite(p.EvalMean) || !finite(p.EvalStd))):
+			return fmt.Errorf("point %d (iteration %d) holds a value that is not finite", i+1, p.Iter)
+		}
+	}
+	return nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
 // LoadRun reads one run directory: run.json (required), curve.jsonl
 // (optional; a run that has not logged yet has an empty curve) and
 // result.json (optional).
@@ -132,6 +152,12 @@ func LoadRun(dir string) (Run, error) {
 	}
 	if r.Result, err = rundir.ReadResult(dir); err != nil {
 		return r, fmt.Errorf("report: %w", err)
+	}
+	if err := rundir.CheckCurve(dir, r.Result); err != nil {
+		return r, fmt.Errorf("report: %w", err)
+	}
+	if err := checkPoints(r.Curve); err != nil {
+		return r, fmt.Errorf("report: %s: %w", filepath.Join(dir, rundir.CurveFile), err)
 	}
 	if r.Result != nil && (!r.Result.Reached || r.Result.EpisodesToThreshold != nil) {
 		r.Reached = r.Result.Reached

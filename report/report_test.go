@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/stpis/stpis/rundir"
 )
 
 type seedSpec struct {
@@ -517,5 +519,59 @@ func TestLoadCountsASeedOnce(t *testing.T) {
 	}
 	if msg := skipped[0].Error(); !strings.Contains(msg, "appears twice") || !strings.Contains(msg, b) {
 		t.Errorf("warning %q", msg)
+	}
+}
+
+// TestLoadSkipsWhatItCannotTrust: an edited result.json (sealed by rundir),
+// an empty curve, a curve that goes back, and one with a value that is not
+// finite are each skipped with a warning that names the run; the rest load.
+func TestLoadSkipsWhatItCannotTrust(t *testing.T) {
+	root := t.TempDir()
+	mk := func(seed uint64, pts []rundir.Point) string {
+		path := rundir.Path(root, "Hopper-v1", "ars", seed)
+		d, err := rundir.Create(path, rundir.Meta{Env: "Hopper-v1", Method: "ars", Label: "ARS V2-t", Seed: seed, Threshold: 3120, HasThreshold: true}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range pts {
+			if _, err := d.Append(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		e := 12
+		if _, err := d.Finish(rundir.Result{Reached: true, EpisodesToThreshold: &e}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+		return path
+	}
+	good := []rundir.Point{{Iter: 0, Episodes: 0, HasEval: true, EvalMean: 10}, {Iter: 1, Episodes: 12, HasEval: true, EvalMean: 3200}}
+	mk(1, good)
+	edited := mk(2, good)
+	b, _ := os.ReadFile(filepath.Join(edited, rundir.ResultFile))
+	os.WriteFile(filepath.Join(edited, rundir.ResultFile), []byte(strings.Replace(string(b), `"episodes_to_threshold": 12`, `"episodes_to_threshold": 5 `, 1)), 0o644)
+	empty := mk(3, nil)
+	back := mk(4, []rundir.Point{{Iter: 0, Episodes: 24}, {Iter: 1, Episodes: 12}})
+	// A NaN reaches a curve only as older builds wrote it, as a string.
+	nan := mk(5, good)
+	os.Remove(filepath.Join(nan, rundir.ResultFile))
+	f, _ := os.OpenFile(filepath.Join(nan, rundir.CurveFile), os.O_APPEND|os.O_WRONLY, 0)
+	fmt.Fprintln(f, `{"iter":2,"episodes":24,"reward":"NaN","best_eval":3200,"step_size":0,"p_entropy":0}`)
+	f.Close()
+	runs, skipped, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 || runs[0].Meta.Seed != 1 {
+		t.Fatalf("loaded %d runs, want seed 1 only: %+v", len(runs), runs[len(runs)-1].Meta.Seed)
+	}
+	for _, dir := range []string{edited, empty, back, nan} {
+		found := false
+		for _, s := range skipped {
+			found = found || strings.Contains(s.Error(), dir)
+		}
+		if !found {
+			t.Errorf("%s was not skipped with a warning naming it: %v", dir, skipped)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"math"
@@ -54,6 +55,10 @@ type checkpoint struct {
 	ElapsedS   float64         `json:"elapsed_s"`
 	CPUS       float64         `json:"cpu_s"`
 	Run        json.RawMessage `json:"run"`
+	// CurveSHA256 is the SHA-256 of the curve's first CurveBytes bytes:
+	// resume refuses a curve edited before the checkpoint (absent in
+	// checkpoints written before it: not checked).
+	CurveSHA256 string `json:"curve_sha256,omitempty"`
 	// SHA256 is the hex SHA-256 of the file's JSON with this field empty.
 	SHA256 string `json:"sha256"`
 }
@@ -78,7 +83,9 @@ func (c checkpoint) sum() (string, error) {
 type Dir struct {
 	path  string
 	curve *os.File
-	lock  *os.File
+	// curveSum hashes every byte of curve.jsonl so far.
+	curveSum hash.Hash
+	lock     *os.File
 	// The wall and CPU time of earlier invocations, and where this one
 	// started.
 	priorWall, priorCPU float64
@@ -119,14 +126,15 @@ func create(path string, meta Meta, force bool) (*Dir, error) {
 			return nil, fmt.Errorf("rundir: replacing %s: %w", path, err)
 		}
 	}
-	if err := writeJSON(filepath.Join(path, MetaFile), meta); err != nil {
+	meta.SHA256 = ""
+	if err := writeSealed(filepath.Join(path, MetaFile), meta); err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
 	f, err := os.OpenFile(filepath.Join(path, CurveFile), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, filePerm)
 	if err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
-	return &Dir{path: path, curve: f, start: time.Now(), startCPU: cpuSeconds()}, nil
+	return &Dir{path: path, curve: f, curveSum: sha256.New(), start: time.Now(), startCPU: cpuSeconds()}, nil
 }
 
 // emptyRun removes everything in the run directory path but the lock file,
@@ -191,11 +199,12 @@ func open(path string) (*Dir, []byte, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("rundir: resume: %w", err)
 	}
-	if err := checkCurve(f, curvePath, cp); err != nil {
+	sum, err := checkCurve(f, curvePath, cp)
+	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
-	d := &Dir{path: path, curve: f, priorWall: cp.ElapsedS, priorCPU: cp.CPUS, start: time.Now(), startCPU: cpuSeconds(), startEpisodes: cp.Episodes}
+	d := &Dir{path: path, curve: f, curveSum: sum, priorWall: cp.ElapsedS, priorCPU: cp.CPUS, start: time.Now(), startCPU: cpuSeconds(), startEpisodes: cp.Episodes}
 	return d, cp.Run, nil
 }
 
@@ -234,44 +243,53 @@ func parseCheckpoint(path string, b []byte) (checkpoint, error) {
 }
 
 // checkCurve cuts curve.jsonl back to the checkpoint's length and checks
-// that its last point is the checkpoint's iteration.
-func checkCurve(f *os.File, path string, cp checkpoint) error {
+// that its last point is the checkpoint's iteration, and that those bytes
+// are the ones the checkpoint's checksum covers. It returns the hash of
+// those bytes, to go on with.
+func checkCurve(f *os.File, path string, cp checkpoint) (hash.Hash, error) {
 	st, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("rundir: resume: %w", err)
+		return nil, fmt.Errorf("rundir: resume: %w", err)
 	}
 	if st.Size() < cp.CurveBytes {
-		return fmt.Errorf("rundir: resume: %w: %s is %d bytes, shorter than the %d its checkpoint recorded", ErrDamaged, path, st.Size(), cp.CurveBytes)
+		return nil, fmt.Errorf("rundir: resume: %w: %s is %d bytes, shorter than the %d its checkpoint recorded", ErrDamaged, path, st.Size(), cp.CurveBytes)
+	}
+	sum := sha256.New()
+	if _, err := io.Copy(sum, io.NewSectionReader(f, 0, cp.CurveBytes)); err != nil {
+		return nil, fmt.Errorf("rundir: resume: %w", err)
+	}
+	if cp.CurveSHA256 != "" && hex.EncodeToString(sum.Sum(nil)) != cp.CurveSHA256 {
+		return nil, fmt.Errorf("rundir: resume: %w: the first %d bytes of %s do not match the checkpoint's checksum: the curve was edited or damaged", ErrDamaged, cp.CurveBytes, path)
 	}
 	if cp.CurveBytes > 0 {
 		// The checkpoint's length must end a line: one that ends inside
 		// a line would have the next point written onto its rest.
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, cp.CurveBytes-1); err != nil {
-			return fmt.Errorf("rundir: resume: %w", err)
+			return nil, fmt.Errorf("rundir: resume: %w", err)
 		}
 		if last[0] != '\n' {
-			return fmt.Errorf("rundir: resume: %w: the checkpoint's length of %s, %d bytes, ends inside a line", ErrDamaged, path, cp.CurveBytes)
+			return nil, fmt.Errorf("rundir: resume: %w: the checkpoint's length of %s, %d bytes, ends inside a line", ErrDamaged, path, cp.CurveBytes)
 		}
 	}
 	if err := f.Truncate(cp.CurveBytes); err != nil {
-		return fmt.Errorf("rundir: resume: %w", err)
+		return nil, fmt.Errorf("rundir: resume: %w", err)
 	}
 	if _, err := f.Seek(cp.CurveBytes, io.SeekStart); err != nil {
-		return fmt.Errorf("rundir: resume: %w", err)
+		return nil, fmt.Errorf("rundir: resume: %w", err)
 	}
 	pts, err := ReadCurve(filepath.Dir(path))
 	if err != nil {
-		return fmt.Errorf("rundir: resume: %w", err)
+		return nil, fmt.Errorf("rundir: resume: %w", err)
 	}
 	if len(pts) == 0 {
-		return fmt.Errorf("rundir: resume: %s holds no point before the checkpoint", path)
+		return nil, fmt.Errorf("rundir: resume: %s holds no point before the checkpoint", path)
 	}
 	if last := pts[len(pts)-1]; last.Iter != cp.Iter || last.Episodes != cp.Episodes {
-		return fmt.Errorf("rundir: resume: %w: %s ends at iteration %d (%d episodes) but the checkpoint is at iteration %d (%d episodes)",
+		return nil, fmt.Errorf("rundir: resume: %w: %s ends at iteration %d (%d episodes) but the checkpoint is at iteration %d (%d episodes)",
 			ErrDamaged, path, last.Iter, last.Episodes, cp.Iter, cp.Episodes)
 	}
-	return nil
+	return sum, nil
 }
 
 // Path returns the directory.
@@ -295,9 +313,11 @@ func (d *Dir) Append(p Point) (Point, error) {
 	if err != nil {
 		return p, fmt.Errorf("rundir: curve: %w", err)
 	}
-	if _, err := d.curve.Write(append(b, '\n')); err != nil {
+	line := append(b, '\n')
+	if _, err := d.curve.Write(line); err != nil {
 		return p, fmt.Errorf("rundir: curve: %w", err)
 	}
+	d.curveSum.Write(line)
 	return p, nil
 }
 
@@ -323,7 +343,8 @@ func (d *Dir) Checkpoint(s Snapshot) error {
 		}
 	}
 	wall, cpu := d.Elapsed()
-	cp := checkpoint{Version: checkpointVersion, Iter: s.Iter, Episodes: s.Episodes, CurveBytes: off, ElapsedS: wall, CPUS: cpu, Run: s.State}
+	cp := checkpoint{Version: checkpointVersion, Iter: s.Iter, Episodes: s.Episodes, CurveBytes: off, ElapsedS: wall, CPUS: cpu, Run: s.State,
+		CurveSHA256: hex.EncodeToString(d.curveSum.Sum(nil))}
 	if cp.SHA256, err = cp.sum(); err != nil {
 		return fmt.Errorf("rundir: checkpoint: %w", err)
 	}
@@ -350,7 +371,8 @@ func (d *Dir) Finish(res Result, npz, bestNPZ []byte) (Result, error) {
 			return res, fmt.Errorf("rundir: finish: %w", err)
 		}
 	}
-	if err := writeJSON(filepath.Join(d.path, ResultFile), res); err != nil {
+	res.CurveSHA256, res.SHA256 = hex.EncodeToString(d.curveSum.Sum(nil)), ""
+	if err := writeSealed(filepath.Join(d.path, ResultFile), res); err != nil {
 		return res, fmt.Errorf("rundir: finish: %w", err)
 	}
 	return res, nil

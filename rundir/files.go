@@ -3,6 +3,7 @@ package rundir
 import (
 	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/stpis/stpis/internal/seal"
 )
 
 // The files of a run directory.
@@ -57,6 +60,8 @@ type Meta struct {
 	Info    json.RawMessage `json:"info,omitempty"`
 	Created time.Time       `json:"created"`
 	Args    []string        `json:"args,omitempty"`
+	// SHA256 seals the file (package seal); ReadMeta checks it.
+	SHA256 string `json:"sha256"`
 }
 
 // Result is result.json, written when a run ends.
@@ -78,6 +83,11 @@ type Result struct {
 	BackOffs int     `json:"back_offs,omitempty"`
 	WallS    float64 `json:"wall_s"`
 	CPUS     float64 `json:"cpu_s"`
+	// CurveSHA256 is the SHA-256 of curve.jsonl as the run finished it:
+	// readers of a finished run check its curve against it (CheckCurve).
+	CurveSHA256 string `json:"curve_sha256,omitempty"`
+	// SHA256 seals the file (package seal); ReadResult checks it.
+	SHA256 string `json:"sha256"`
 }
 
 // Point is one iteration of a run: one line of curve.jsonl. Iteration 0 is
@@ -234,6 +244,9 @@ func ReadMeta(dir string) (Meta, error) {
 	if err != nil {
 		return Meta{}, fmt.Errorf("rundir: %w", err)
 	}
+	if err := checkSeal(path, b); err != nil {
+		return Meta{}, err
+	}
 	var raw struct {
 		Meta
 		HasThreshold *bool `json:"has_threshold"`
@@ -299,11 +312,40 @@ func ReadResult(dir string) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
+	if err := checkSeal(path, b); err != nil {
+		return nil, err
+	}
 	var r Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	return &r, nil
+}
+
+// checkSeal refuses a sealed file whose checksum does not match.
+func checkSeal(path string, b []byte) error {
+	if _, err := seal.Check(b); err != nil {
+		return fmt.Errorf("rundir: %w: %s: %w", ErrDamaged, path, err)
+	}
+	return nil
+}
+
+// CheckCurve checks dir's curve.jsonl against the checksum its finished
+// run recorded (Result.CurveSHA256); a result without one (written before
+// it) is not checked.
+func CheckCurve(dir string, res *Result) error {
+	if res == nil || res.CurveSHA256 == "" {
+		return nil
+	}
+	path := filepath.Join(dir, CurveFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("rundir: %w", err)
+	}
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != res.CurveSHA256 {
+		return fmt.Errorf("rundir: %w: %s does not match the checksum in %s: the curve was edited or damaged", ErrDamaged, path, ResultFile)
+	}
+	return nil
 }
 
 // Exists says whether dir holds a run (its run.json).
@@ -366,11 +408,15 @@ func createTemp(path string, perm fs.FileMode) (*os.File, error) {
 	}
 }
 
-// writeJSON writes v, indented, to path atomically, readable by all.
-func writeJSON(path string, v any) error {
+// writeSealed writes v, indented and sealed (its last field, sha256,
+// empty in v), to path atomically, readable by all.
+func writeSealed(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
+	if err == nil {
+		b, err = seal.Seal(append(b, '\n'))
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return writeAtomic(path, append(b, '\n'), filePerm)
+	return writeAtomic(path, b, filePerm)
 }

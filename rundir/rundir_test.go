@@ -1,6 +1,7 @@
 package rundir
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -165,4 +166,66 @@ func TestFinish(t *testing.T) {
 	if err != nil || m.Env != "Hopper-v1" || !m.HasThreshold {
 		t.Fatalf("ReadMeta = %+v, %v", m, err)
 	}
+}
+
+// TestEditedFilesAreRefused edits each file a finished run wrote, keeping
+// its length (so that only a checksum can tell): run.json's env,
+// result.json's episodes to the threshold, a curve line; and, before the
+// run finished, a curve line the checkpoint covers.
+func TestEditedFilesAreRefused(t *testing.T) {
+	edit := func(t *testing.T, path, from, to string) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(from) != len(to) || !bytes.Contains(b, []byte(from)) {
+			t.Fatalf("%s holds no %q to edit:\n%s", path, from, b)
+		}
+		if err := os.WriteFile(path, bytes.Replace(b, []byte(from), []byte(to), 1), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finished := func(t *testing.T) string {
+		d, path := started(t, 3)
+		e := 12
+		if _, err := d.Finish(Result{Reached: true, EpisodesToThreshold: &e, BestEval: 3200}, []byte("npz"), nil); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+		return path
+	}
+	t.Run("run.json", func(t *testing.T) {
+		path := finished(t)
+		edit(t, filepath.Join(path, MetaFile), `"Hopper-v1"`, `"Walker-v1"`)
+		if _, err := ReadMeta(path); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), MetaFile) {
+			t.Fatalf("ReadMeta of an edited run.json: %v", err)
+		}
+	})
+	t.Run("result.json", func(t *testing.T) {
+		path := finished(t)
+		edit(t, filepath.Join(path, ResultFile), `"episodes_to_threshold": 12`, `"episodes_to_threshold": 5 `)
+		if _, err := ReadResult(path); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), ResultFile) {
+			t.Fatalf("ReadResult of an edited result.json: %v", err)
+		}
+	})
+	t.Run("curve of a finished run", func(t *testing.T) {
+		path := finished(t)
+		res, err := ReadResult(path)
+		if err != nil || CheckCurve(path, res) != nil {
+			t.Fatalf("the untouched curve: %v, %v", err, CheckCurve(path, res))
+		}
+		edit(t, filepath.Join(path, CurveFile), `"iter":2`, `"iter":7`)
+		if err := CheckCurve(path, res); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), CurveFile) {
+			t.Fatalf("CheckCurve of an edited curve: %v", err)
+		}
+	})
+	t.Run("curve before the checkpoint", func(t *testing.T) {
+		d, path := started(t, 3)
+		d.Close()
+		edit(t, filepath.Join(path, CurveFile), `"iter":1`, `"iter":4`)
+		if _, _, err := Open(path); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), "checksum") {
+			t.Fatalf("resume of a curve edited before its checkpoint: %v", err)
+		}
+	})
 }

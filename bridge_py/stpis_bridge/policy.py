@@ -26,6 +26,7 @@ as ``trainer eval``'s episode with that seed.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import math
@@ -241,14 +242,41 @@ def _vector(name: str, values: npt.ArrayLike, n: int) -> Vector:
     return v
 
 
+_SEAL_KEY = b'"sha256":'
+
+
+def seal_matches(raw: bytes) -> bool:
+    """Check the checksum Go's ``policy.Marshal`` puts in a file (package seal).
+
+    The last ``"sha256"`` field holds the hex SHA-256 of the file with that value
+    empty; a file without one (written before it) is not checked.
+    """
+    i = raw.rfind(_SEAL_KEY)
+    if i < 0:
+        return True
+    j = i + len(_SEAL_KEY)
+    while j < len(raw) and raw[j : j + 1] in (b" ", b"\t", b"\n", b"\r"):
+        j += 1
+    if raw[j : j + 1] != b'"':
+        return True
+    end = raw.find(b'"', j + 1)
+    if end < 0 or end == j + 1:
+        return True
+    digest = hashlib.sha256(raw[: j + 1] + raw[end:]).hexdigest().encode()
+    return raw[j + 1 : end] == digest
+
+
 def _read_json(file: Path) -> tuple[Vector, Vector | None, Vector, Vector, str | None]:
     """Return (W, bias, mean, std, env id) of a policy JSON file, validated as Go's Load."""
     try:
-        doc = json.loads(file.read_text(encoding="utf-8"))
+        raw = file.read_bytes()
+        doc = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PolicyFileError(f"{file}: not a policy JSON file: {exc}") from exc
     if not isinstance(doc, dict):
         raise PolicyFileError(f"{file}: not a policy JSON file: the top level is not an object")
+    if not seal_matches(raw):
+        raise PolicyFileError(f"{file}: sha256: the checksum does not match: edited or damaged")
     if doc.get("version") != FILE_VERSION:
         raise PolicyFileError(
             f"{file}: file version {envs.clip(doc.get('version'))}, this module reads "

@@ -23,6 +23,8 @@ import pytest
 from tensorboard.backend.event_processing import event_accumulator, event_file_loader
 from tensorboard.compat.proto import event_pb2
 
+from stpis_bridge import policy
+
 REPO = Path(__file__).resolve().parents[2]
 GO = shutil.which("go")
 pytestmark = pytest.mark.skipif(GO is None, reason="needs the go command to write the files")
@@ -130,6 +132,17 @@ def test_trainer_writes_scalars(gobin: Path, tmp_path: Path) -> None:
         subprocess.run(args + extra, cwd=REPO, env=env, check=True, timeout=300)
     (run,) = (tmp_path / "runs" / "Swimmer-v1").glob("*/seed3")
     pts = list(curve(run))
+
+    # The policy the Go trainer sealed loads in Python; an edit of the same length does not.
+    raw = (run / "policy.json").read_text()
+    assert policy.seal_matches(raw.encode())
+    assert policy.load(run).weights.shape == (2, 8)
+    at = next(k for k in range(raw.index('"w":['), len(raw)) if raw[k] in "12345678")
+    edited = tmp_path / "edited" / "policy.json"
+    edited.parent.mkdir()
+    edited.write_text(raw[:at] + str(int(raw[at]) + 1) + raw[at + 1 :])
+    with pytest.raises(policy.PolicyFileError, match="checksum does not match"):
+        policy.load(edited)
     assert [p["iter"] for p in pts] == list(range(7))
 
     files = sorted((run / "tb").iterdir())

@@ -40,12 +40,12 @@ var layers = map[string]layer{
 	// The optimizers, the policy, the task facts, the convex problems, the
 	// run directory's files and the generated wire code: leaves.
 	"ars":                   {leaf, nil},
-	"policy":                {leaf, nil},
+	"policy":                {leaf, []string{"internal/seal"}},
 	"stp":                   {leaf, nil},
 	"surrogate":             {leaf, nil},
 	"tasks":                 {leaf, nil},
 	"convex":                {leaf, nil},
-	"rundir":                {leaf, nil},
+	"rundir":                {leaf, []string{"internal/seal"}},
 	"proto/envbridge/v1":    {wire, nil}, // generated: imported only by envclient
 	"proto/tensorboard/v1":  {wire, nil}, // generated: imported only by tbevents
 	"envclient/localbridge": {leaf, nil},
@@ -67,6 +67,7 @@ var layers = map[string]layer{
 	"bench/bridgebench":  {command, []string{"envclient", "envclient/localbridge"}},
 	"internal/archtest":  {command, nil}, // tests only
 	"internal/fuzzguard": {tools, nil},   // the fuzz targets' hang guard
+	"internal/seal":      {tools, nil},   // the checksums inside the run and policy files
 	// writes event files for bridge_py/tests/test_tensorboard_events.py
 	"tbevents/internal/cmd/tbwrite": {command, []string{"tbevents"}},
 }
