@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -67,6 +68,9 @@ type Client struct {
 	replicas int
 	inFlight chan struct{}
 	callOpts []grpc.CallOption
+	// maxPerCall is the bridge's max episodes per call as last read after
+	// a RESOURCE_EXHAUSTED (0: not read; chunks are sized without it).
+	maxPerCall atomic.Int64
 }
 
 // Dial creates a Client for cfg.Target. Like grpc.NewClient it does not wait

@@ -282,3 +282,30 @@ func TestRunsSurviveWorkerAndBridgeFaults(t *testing.T) {
 		t.Errorf("no failover was logged:\n%s", log.String())
 	}
 }
+
+// TestChunksFitALowerLimit: a bridge that takes fewer episodes per call
+// than the client's chunks (one restarted with a lower
+// --max-episodes-per-call) gets them in parts, after the client reads its
+// limits again; the results are the same as in one call.
+func TestChunksFitALowerLimit(t *testing.T) {
+	ctx := ctxFor(t, 2*time.Minute)
+	wide := startBridges(t, ctx, localbridge.Options{Workers: 1})[0]
+	narrow := startBridges(t, ctx, localbridge.Options{Workers: 1, ExtraArgs: []string{"--max-episodes-per-call", "4"}})[0]
+	specs := linearSpecs("Hopper-v5", nil, 3, 11, 10, 3, 20)
+	want, err := dialReady(t, ctx, envclient.Config{Target: wide.Addr(), ChunkSize: 10}).Rollout(ctx, specs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dialReady(t, ctx, envclient.Config{Target: narrow.Addr(), ChunkSize: 10})
+	for round := 0; round < 2; round++ { // the second round sizes its chunks by the limit at once
+		got, err := c.Rollout(ctx, specs)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for i := range want {
+			if got[i].Return != want[i].Return || got[i].Length != want[i].Length {
+				t.Fatalf("round %d, episode %d: %+v, want %+v", round, i, got[i], want[i])
+			}
+		}
+	}
+}

@@ -42,7 +42,22 @@ func (c *Client) chunkSize(specs []EpisodeSpec) (int, error) {
 		return 0, fmt.Errorf("envclient: one episode needs about %d bytes, over half of MaxMessageBytes (%d)", maxEp, c.cfg.MaxMessageBytes)
 	}
 	size = min(size, budget/maxEp, n)
+	if limit := int(c.maxPerCall.Load()); limit > 0 {
+		size = min(size, limit)
+	}
 	return max(size, 1), nil
+}
+
+// relimit reads the bridge's limits again (Describe on spec's env) after a
+// RESOURCE_EXHAUSTED, and returns its max episodes per call (0 when it
+// cannot say), which later chunks keep to.
+func (c *Client) relimit(ctx context.Context, spec EpisodeSpec) int {
+	info, err := c.Describe(ctx, spec.EnvID, spec.Kwargs)
+	if err != nil || info.Limits.MaxEpisodesPerCall <= 0 {
+		return 0
+	}
+	c.maxPerCall.Store(int64(info.Limits.MaxEpisodesPerCall))
+	return info.Limits.MaxEpisodesPerCall
 }
 
 // Rollout runs the episodes of specs and returns one result per spec, in
@@ -258,6 +273,21 @@ func (c *Client) rolloutChunk(ctx context.Context, k, nChunks int, ch chunk, spe
 	defer cancel()
 	start := time.Now()
 	resp, err := c.sendChunk(rpcCtx, k, nChunks, ch, specs, reqs)
+	if status.Code(err) == codes.ResourceExhausted && ctx.Err() == nil {
+		// A bridge restarted with a lower --max-episodes-per-call: read
+		// its limits again and send the chunk in parts that fit them.
+		if limit := c.relimit(ctx, specs[ch.lo]); limit > 0 && limit < ch.hi-ch.lo {
+			c.log.Warn().Int("chunk", k).Int("episodes", ch.hi-ch.lo).Int("max_episodes_per_call", limit).
+				Msg("the bridge takes fewer episodes per call than this chunk holds (restarted with other limits?): sending it in parts")
+			for lo := ch.lo; lo < ch.hi; lo += limit {
+				part := chunk{lo, min(lo+limit, ch.hi)}
+				if err := c.rolloutChunk(ctx, k, nChunks, part, specs, reqs, results); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	if err != nil {
 		if status.Code(err) == codes.DeadlineExceeded {
 			// The deadline travels to the bridge, whose copy can expire a

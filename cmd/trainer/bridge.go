@@ -22,25 +22,26 @@ import (
 // .venv when none is named. The returned func closes the client and stops a
 // local bridge.
 func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger) (*envclient.Client, func(), error) {
-	var local *localbridge.Bridge
+	var local *supervisor
 	target, workers := bf.bridge, bf.workers
 	if target == "" {
 		if workers == 0 { // one per core (setWorkers refused negative counts)
 			workers = runtime.NumCPU()
 		}
-		var err error
-		local, err = localbridge.Start(ctx, localbridge.Options{Workers: workers, Stderr: &lineLogger{log: log.With().Str("component", "bridge").Logger()}})
+		opts := localbridge.Options{Workers: workers, Stderr: &lineLogger{log: log.With().Str("component", "bridge").Logger()}}
+		b, err := localbridge.Start(ctx, opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting a local bridge (give --bridge to use a running one): %w", err)
 		}
-		target = local.Addr()
-		log.Info().Str("addr", target).Int("workers", workers).Int("pid", local.Pid()).Msg("started a local bridge")
+		target = b.Addr()
+		log.Info().Str("addr", target).Int("workers", workers).Int("pid", b.Pid()).Msg("started a local bridge")
+		local = supervise(b, opts, log)
 	}
 	stopLocal := func() {
 		if local != nil {
 			sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 			defer cancel()
-			if err := local.Stop(sctx); err != nil {
+			if err := local.stop(sctx); err != nil {
 				log.Warn().Err(err).Msg("stopping the local bridge")
 			}
 		}

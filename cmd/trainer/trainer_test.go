@@ -12,8 +12,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -662,4 +665,64 @@ func TestRepeatFromRunJSON(t *testing.T) {
 	if code, _, stderr := trainer(t, "--config", bad); code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "run.json") {
 		t.Fatalf("a JSON file that is not a run.json: exit %d\n%s", code, stderr)
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and polling readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestLocalBridgeComesBack kills the trainer's own local bridge (its whole
+// process group, as the kernel's out-of-memory killer might) mid-run: the
+// trainer starts it again, and the run ends as an undisturbed one, bit for
+// bit.
+func TestLocalBridgeComesBack(t *testing.T) {
+	common := []string{"--env", "Swimmer-v1", "--method", "stp_is", "--k", "paper", "--directions", "1", "--max-episodes", "120", "--horizon", "300", "--seed", "4",
+		"--config", evalEvery(t, 4), "--eval-episodes", "2"}
+	outA, outB := t.TempDir(), t.TempDir()
+	if code, _, stderr := trainer(t, append(common, "--out", outA, "--bridge", bridgeAddr, "--log-level", "warn")...); code != 0 {
+		t.Fatalf("undisturbed run: exit %d\n%s", code, stderr)
+	}
+	var stderr syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- run(context.Background(), make(chan struct{}), append(common, "--out", outB, "--workers", "1", "--log-level", "info"), io.Discard, &stderr)
+	}()
+	dirB := filepath.Join(outB, "Swimmer-v1", "stp_is-adaptive", "seed4")
+	pidRE := regexp.MustCompile(`"pid":(\d+)[^\n]*"message":"started a local bridge"`)
+	deadline := time.Now().Add(90 * time.Second)
+	var pid int
+	for pid == 0 {
+		b, _ := os.ReadFile(filepath.Join(dirB, rundir.CurveFile))
+		if m := pidRE.FindStringSubmatch(stderr.String()); m != nil && bytes.Count(b, []byte("\n")) >= 3 {
+			pid, _ = strconv.Atoi(m[1])
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no training progress within 90s\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != 0 {
+		t.Fatalf("after its bridge was killed: exit %d\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "the local bridge died; starting it again") || !strings.Contains(stderr.String(), "the local bridge is back") {
+		t.Fatalf("no restart was logged:\n%s", stderr.String())
+	}
+	sameRun(t, filepath.Join(outA, "Swimmer-v1", "stp_is-adaptive", "seed4"), dirB)
 }
