@@ -250,3 +250,56 @@ func TestOrthogonalBasis(t *testing.T) {
 		t.Fatalf("n=0: err = %v, want ErrDimension", err)
 	}
 }
+
+// TestGuideReplacesTheLastDirection: Settings.Guide's direction takes the
+// place of the last drawn one, orthogonal to the others and as long as
+// it; a guide that declines, or a direction in their span, changes nothing.
+func TestGuideReplacesTheLastDirection(t *testing.T) {
+	const n, m = 12, 4
+	x0 := make([]float64, n)
+	var want []float64
+	use := true
+	set := Settings{Goal: Maximize, Rule: Fixed, Epsilon: 1, Directions: m, Top: 2, Rate: 0.1, Seed: 3,
+		Basis: Gaussian{N: n, Seed: 5, Normalize: true},
+		Guide: func(x, dst []float64) bool {
+			for i := range dst {
+				dst[i] = float64(i + 1)
+			}
+			want = append([]float64(nil), dst...)
+			return use
+		}}
+	s, err := NewStepper(x0, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Propose()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := s.dirs[m-1]
+	for j := 0; j < m-1; j++ {
+		if d := dot(last, s.dirs[j]); math.Abs(d) > 1e-12 {
+			t.Errorf("guided direction · direction %d = %g, want 0", j, d)
+		}
+	}
+	if l := math.Sqrt(dot(last, last)); math.Abs(l-1) > 1e-12 {
+		t.Errorf("guided direction has length %g, want the replaced one's, 1", l)
+	}
+	if dot(last, want) <= 0 {
+		t.Error("the guided direction does not point along the guide's")
+	}
+	if len(b.Points) != 2*m {
+		t.Fatalf("%d points", len(b.Points))
+	}
+	// Declined: the drawn basis column stays.
+	use = false
+	s2, _ := NewStepper(x0, set)
+	s2.Propose()
+	col := make([]float64, n)
+	set.Basis.Column(s2.idx[m-1], col)
+	for i := range col {
+		if s2.dirs[m-1][i] != col[i] {
+			t.Fatalf("a declining guide changed the direction")
+		}
+	}
+}
