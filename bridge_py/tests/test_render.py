@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -9,7 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import imageio.v2 as imageio
 import numpy as np
 import pytest
 
@@ -21,10 +21,36 @@ BRIDGE_ENV = {**os.environ, "PYTHONPATH": str(Path(render.__file__).parents[1])}
 
 
 def decode(path: Path) -> np.ndarray:
-    """All frames of a GIF or MP4 file, as read back by imageio (Pillow or ffmpeg)."""
-    reader: Any = imageio.get_reader(path)
-    with reader:
-        return np.stack([np.asarray(f)[..., :3] for f in reader])
+    """All frames of a GIF or MP4 file, as read back by imageio (Pillow or ffmpeg).
+
+    In a child process: ffmpeg, forked from this one, inherits the session's gRPC
+    server's fork handlers, which break its pipes under load.
+    """
+    code = (
+        "import sys, imageio.v2 as io, numpy as np\n"
+        "r = io.get_reader(sys.argv[1])\n"
+        "np.save(sys.stdout.buffer, np.stack([np.asarray(f)[..., :3] for f in r]))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, env=BRIDGE_ENV, check=True
+    )
+    frames: np.ndarray = np.load(io.BytesIO(proc.stdout))
+    return frames
+
+
+def run_render(pol: Path, out: Path, *args: str) -> dict[str, Any]:
+    """Run ``python -m stpis_bridge.render`` (as ``trainer render`` does) and return its
+    JSON line. In a child process: the session's in-process gRPC server forks badly."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "stpis_bridge.render", "--policy", str(pol), "--out", str(out)]
+        + list(args),
+        capture_output=True,
+        text=True,
+        env=BRIDGE_ENV,
+        check=True,
+    )
+    doc: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return doc
 
 
 @pytest.mark.parametrize("suffix", [".gif", ".mp4"])
@@ -39,30 +65,21 @@ def test_frames_match_the_episode_and_move(tmp_path: Path, suffix: str) -> None:
         bias=fields["bias"],
     )
     out = tmp_path / f"hop{suffix}"
-    done = render.render(pol, out, episodes=2, seed=4, width=96, height=64, every=1, horizon=15)
+    size = ["--width", "96", "--height", "64", "--horizon", "15", "--seed", "4"]
+    done = run_render(pol, out, "--episodes", "2", "--every", "1", *size)
     frames = decode(out)
-    assert done.env == "Hopper-v5"
-    assert done.lengths[0] <= 15 and done.frames == sum(done.lengths) == len(frames)
+    assert done["env"] == "Hopper-v5"
+    assert done["lengths"][0] <= 15 and done["frames"] == sum(done["lengths"]) == len(frames)
     assert frames.shape[1:] == (64, 96, 3)
     # The robot moves: no two consecutive frames of the first episode are the same.
-    diffs = [
-        np.abs(frames[i + 1].astype(int) - frames[i]).mean() for i in range(done.lengths[0] - 1)
-    ]
+    first = done["lengths"][0]
+    diffs = [np.abs(frames[i + 1].astype(int) - frames[i]).mean() for i in range(first - 1)]
     assert min(diffs) > 0, diffs
-    assert done.bytes == out.stat().st_size > 0
+    assert done["bytes"] == out.stat().st_size > 0
     # The returns are the episodes' own: a second render with the same seed repeats them.
-    again = render.render(
-        pol,
-        tmp_path / f"again{suffix}",
-        episodes=1,
-        seed=4,
-        width=96,
-        height=64,
-        every=5,
-        horizon=15,
-    )
-    assert again.returns[0] == done.returns[0]
-    assert again.frames == done.lengths[0] // 5
+    again = run_render(pol, tmp_path / f"again{suffix}", "--every", "5", *size)
+    assert again["returns"][0] == done["returns"][0]
+    assert again["frames"] == first // 5
 
 
 @pytest.mark.parametrize(
