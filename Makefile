@@ -17,7 +17,7 @@ PROTO_TB := proto/tensorboard/v1/event.proto
 # The Go tests that start the real bridge find its interpreter here.
 export STPIS_BRIDGE_PYTHON := $(VPY)
 
-.PHONY: help venv proto proto-check lint fmt build test test-go test-py fuzz chaos run bridge demo \
+.PHONY: help venv proto proto-check lint fmt build test test-go test-py fuzz chaos probe run bridge demo \
         bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale clean
 
 help: ## list the targets
@@ -131,6 +131,9 @@ bench-trainer: venv build ## Hopper-v1, the default method, to threshold or 4000
 
 chaos: venv build ## faults injected into short runs (bridge, worker, trainer: SIGSTOP, SIGKILL, restart; a second trainer): JSON last line
 	$(VPY) bench/chaos.py
+
+probe: venv build ## bad inputs by area (flags, config files, policy files, render, report, bridge flags): handled cleanly? JSON last line
+	$(VPY) bench/probe_inputs.py
 
 bench-rl: venv build ## the Table 2 / Figure 4 matrix (resumable)
 	bash bench/rl.sh
