@@ -560,6 +560,9 @@ func TestLocalBridgeLogIsJSON(t *testing.T) {
 		if level == "debug" && bridgeLines == 0 {
 			t.Fatalf("no line of the bridge's came through the logger:\n%s", stderr)
 		}
+		if v5 := strings.Contains(stderr, "Differences from v1"); v5 != (level == "debug") {
+			t.Errorf("at %s, the v5 explanation printed: %v (want it at debug only)", level, v5)
+		}
 		if level == "info" && (bridgeLines != 0 || !strings.Contains(lines[len(lines)-1], "run finished")) {
 			t.Fatalf("at info, %d bridge lines and a last line that is not the summary:\n%s", bridgeLines, stderr)
 		}
