@@ -7,8 +7,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/stpis/stpis/envclient"
+	"github.com/stpis/stpis/policy"
+	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/train"
 )
 
@@ -98,4 +102,24 @@ func (r evalResult) write(w io.Writer, terminal bool) error {
 		return fmt.Errorf("eval: write the result: %w", err)
 	}
 	return nil
+}
+
+// policyFile resolves eval's and render's --policy: a file, or a run directory's
+// best policy (its last one before any best), read once to check it. A
+// path that is not there is a usage error.
+func policyFile(path string) (string, policy.File, error) {
+	file := path
+	if st, err := os.Stat(file); err == nil && st.IsDir() {
+		file = filepath.Join(file, rundir.BestFile)
+		if _, err := os.Stat(file); err != nil {
+			file = filepath.Join(path, rundir.PolicyFile)
+		}
+	}
+	if _, err := os.Stat(file); err != nil {
+		return "", policy.File{}, usageError{fmt.Errorf("flag -policy: %w", err)}
+	}
+	// A file that is there but does not load is a bad file, not a bad
+	// command line: exit 1.
+	p, err := policy.Load(file)
+	return file, p, err
 }

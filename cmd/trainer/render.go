@@ -15,8 +15,6 @@ import (
 	"strings"
 
 	"github.com/stpis/stpis/envclient/localbridge"
-	"github.com/stpis/stpis/policy"
-	"github.com/stpis/stpis/rundir"
 )
 
 // Render limits, the same as stpis_bridge.render's.
@@ -128,26 +126,6 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	_, err = fmt.Fprintf(stdout, "%s: %d frames at %.1f fps, %.1f MB; %s %s: returns %s\n",
 		out, r.Frames, r.FPS, float64(r.Bytes)/1e6, r.Env, file, strings.Join(rets, ", "))
 	return err
-}
-
-// policyFile resolves --policy as eval does: a file, or a run directory's
-// best policy (its last one before any best), read once to check it. A
-// path that is not there is a usage error.
-func policyFile(path string) (string, policy.File, error) {
-	file := path
-	if st, err := os.Stat(file); err == nil && st.IsDir() {
-		file = filepath.Join(file, rundir.BestFile)
-		if _, err := os.Stat(file); err != nil {
-			file = filepath.Join(path, rundir.PolicyFile)
-		}
-	}
-	if _, err := os.Stat(file); err != nil {
-		return "", policy.File{}, usageError{fmt.Errorf("flag -policy: %w", err)}
-	}
-	// A file that is there but does not load is a bad file, not a bad
-	// command line: exit 1.
-	p, err := policy.Load(file)
-	return file, p, err
 }
 
 // parseSize reads WIDTHxHEIGHT.
