@@ -453,6 +453,11 @@ func TestSummaryTable(t *testing.T) {
 	// ARS reached at 2000 and 3000, and one seed stopped at 2500 without:
 	// the median of those that reached is 2500; the KM curve is 2/3 after
 	// 2000 and 0 after 3000. It is its task's reference: no test.
+	// The final evaluations, STP_IS's against ARS's, by MannWhitney.
+	mw, err := MannWhitney(finals(runsOf(runs, "STP_IS adaptive")), finals(runsOf(runs, "ARS V2-t")))
+	if err != nil || math.IsNaN(rows[1].FinalP) || rows[1].FinalP != mw.P || !math.IsNaN(rows[2].FinalP) || !math.IsNaN(rows[0].FinalP) {
+		t.Errorf("final p: rows %v %v %v, want %v (%v)", rows[0].FinalP, rows[1].FinalP, rows[2].FinalP, mw.P, err)
+	}
 	if r := rows[2]; r.Reached != 2 || r.MedianEpisodes != 2500 || r.KMMedian != 3000 || !math.IsNaN(r.LogRankP) {
 		t.Errorf("Hopper ARS row %+v", r)
 	}
@@ -574,4 +579,15 @@ func TestLoadSkipsWhatItCannotTrust(t *testing.T) {
 			t.Errorf("%s was not skipped with a warning naming it: %v", dir, skipped)
 		}
 	}
+}
+
+// runsOf is the runs labelled label.
+func runsOf(runs []Run, label string) []Run {
+	var out []Run
+	for _, r := range runs {
+		if r.Meta.Label == label {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -40,6 +40,11 @@ type SummaryRow struct {
 	// nothing to compare (no seed of either reached).
 	Reference string
 	LogRankP  float64
+	// FinalP is the p-value of the two-sided Mann–Whitney test
+	// (MannWhitney) of this row's final evaluations against the reference
+	// row's; NaN where LogRankP has no reference, or a row has no
+	// evaluation.
+	FinalP float64
 	// MedianEpisodes is the median episodes to the threshold over the
 	// seeds that reached it (NaN when none did); MedianBest and
 	// MedianFinal the medians over all seeds of the best and the last
@@ -122,6 +127,13 @@ func SummaryRows(runs []Run) ([]SummaryRow, error) {
 				return nil, fmt.Errorf("report: summary of %s %s against %s: %w", k.env, k.label, row.Reference, err)
 			}
 			row.LogRankP = lr.P
+			if f1, f2 := finals(groups[k]), finals(groups[key{k.env, row.Reference}]); len(f1) > 0 && len(f2) > 0 {
+				mw, err := MannWhitney(f1, f2)
+				if err != nil {
+					return nil, fmt.Errorf("report: summary of %s %s against %s: final evaluations: %w", k.env, k.label, row.Reference, err)
+				}
+				row.FinalP = mw.P
+			}
 		}
 		rows = append(rows, row)
 	}
@@ -131,14 +143,15 @@ func SummaryRows(runs []Run) ([]SummaryRow, error) {
 // summaryRow computes a row's figures but for its names and the log-rank
 // test.
 func summaryRow(group []Run) (SummaryRow, error) {
-	row := SummaryRow{Seeds: len(group), LogRankP: math.NaN()}
-	var best, final []float64
+	row := SummaryRow{Seeds: len(group), LogRankP: math.NaN(), FinalP: math.NaN()}
+	var best []float64
 	for _, r := range group {
 		row.HasThreshold = row.HasThreshold || r.Meta.HasThreshold
-		if b, f, ok := evals(r); ok {
-			best, final = append(best, b), append(final, f)
+		if b, _, ok := evals(r); ok {
+			best = append(best, b)
 		}
 	}
+	final := finals(group)
 	cell := Summarize(group)
 	row.Reached = cell.Reached
 	row.MedianEpisodes, row.MedianBest, row.MedianFinal = median(cell.Values), median(best), median(final)
@@ -170,6 +183,17 @@ func evals(r Run) (best, final float64, ok bool) {
 	return best, final, ok
 }
 
+// finals is the last evaluation of each run of group that has one.
+func finals(group []Run) []float64 {
+	var f []float64
+	for _, r := range group {
+		if _, last, ok := evals(r); ok {
+			f = append(f, last)
+		}
+	}
+	return f
+}
+
 // median is the median of v, NaN for none.
 func median(v []float64) float64 {
 	if len(v) == 0 {
@@ -193,7 +217,9 @@ KM median: Kaplan–Meier median of the training episodes to the threshold, a se
 >N: not reached within N episodes, the most any seed of the row ran.
 median of reached: median episodes to the threshold over the seeds that reached it.
 log-rank p vs ARS: two-sample log-rank test (χ², 1 df) of episodes to the threshold against the task's ARS row.
-median best / final: medians over all seeds of the best and of the last evaluation.
+best / final: medians over all seeds of the best and of the last evaluation.
+final p vs ARS: two-sided Mann–Whitney U test of the last evaluations against the task's ARS row (exact
+  without ties, as R's wilcox.test).
 N/A: no seed reached the threshold (the paper's mark, as in trainer table).
 —: nothing to show: the ARS row itself, or a task without one; nothing to test; a task without a
   threshold, Walker2d's, whose rows compare evaluations only.
@@ -210,8 +236,8 @@ func SummaryTable(runs []Run) (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Task | Method | reached | KM median [%g%% CI] | median of reached | log-rank p vs ARS | median best | median final |\n", 100*BootstrapLevel)
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "| Task | Method | reached | KM median [%g%% CI] | median of reached | log-rank p vs ARS | best | final | final p vs ARS |\n", 100*BootstrapLevel)
+	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, r := range rows {
 		reached, km := fmt.Sprintf("%d/%d", r.Reached, r.Seeds), kmCell(r)
 		if !r.HasThreshold {
@@ -221,8 +247,12 @@ func SummaryTable(runs []Run) (string, error) {
 		if r.HasThreshold && r.Reached == 0 {
 			ofReached = markNotReached
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Env, r.Label, reached, km,
-			ofReached, pValue(r.LogRankP), dash(r.MedianBest), dash(r.MedianFinal))
+		logRank := pValue(r.LogRankP)
+		if !r.HasThreshold {
+			logRank = markNone
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Env, r.Label, reached, km,
+			ofReached, logRank, dash(r.MedianBest), dash(r.MedianFinal), pValue(r.FinalP))
 	}
 	b.WriteString(SummaryNotes)
 	return b.String(), nil

@@ -86,7 +86,7 @@ func selectMethods(runs []report.Run, names []string, defaults map[string]string
 func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("trainer table", flag.ContinueOnError)
 	paper := fs.Bool("paper", false, "add the paper's published figures beside ours")
-	summary := fs.Bool("summary", false, "one row per task and method: seeds that reached the threshold, the Kaplan-Meier median of the episodes to it (a seed that never reached it censored at the episodes it ran) with a 95% bootstrap interval, the median over the seeds that reached it, the log-rank p-value against the task's ARS row, median best and final evaluations")
+	summary := fs.Bool("summary", false, "one row per task and method: seeds that reached the threshold, the Kaplan-Meier median of the episodes to it (a seed that never reached it censored at the episodes it ran) with a 95% bootstrap interval, the median over the seeds that reached it, the log-rank p-value against the task's ARS row, median best and final evaluations, the Mann-Whitney p-value of the final evaluations against ARS's")
 	runs, err := loadRuns(fs, args, stderr)
 	if err != nil {
 		return err
