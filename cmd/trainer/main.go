@@ -23,24 +23,41 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 )
 
 func main() {
-	// The first SIGINT or SIGTERM asks for a graceful stop: training
-	// finishes its iteration, checkpoints and exits. The second cancels.
 	ctx, cancel := context.WithCancel(context.Background())
 	graceful := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sigs
-		close(graceful)
-		<-sigs
-		cancel()
-	}()
+	go watchSignals(sigs, graceful, cancel, stopGrace)
 	code := run(ctx, graceful, os.Args[1:], os.Stdout, os.Stderr)
 	cancel()
 	os.Exit(code)
+}
+
+// stopGrace is how long a training run may take, after the first SIGINT or
+// SIGTERM, to finish its iteration before it is cancelled: within Docker's
+// default stop timeout (10 s), so that an iteration waiting on a bridge
+// that is down (the client retries for --bridge-timeout) cannot hold the
+// stop up. A cancelled iteration is dropped: the run ends on its last
+// checkpoint, and --resume repeats that iteration exactly.
+const stopGrace = 8 * time.Second
+
+// watchSignals turns signals into stops: the first closes graceful
+// (training finishes its iteration, checkpoints and exits); a second
+// signal, or grace passing after the first, cancels.
+func watchSignals(sigs <-chan os.Signal, graceful chan<- struct{}, cancel context.CancelFunc, grace time.Duration) {
+	<-sigs
+	close(graceful)
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-sigs:
+	case <-t.C:
+	}
+	cancel()
 }
 
 // The exit codes.
