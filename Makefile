@@ -129,7 +129,7 @@ bench-surrogate: ## Lipschitz refresh + 10 Adam steps at Humanoid size
 bench-trainer: venv build ## Hopper-v1, the default method, to threshold or 4000 episodes (JSON last line)
 	bash bench/trainer.sh
 
-chaos: venv build ## faults injected into short runs (bridge, worker, trainer: SIGSTOP, SIGKILL, restart; a second trainer): JSON last line
+chaos: venv build ## faults injected into short runs (bridge, worker, trainer: SIGSTOP, SIGKILL, restart; SIGTERM with the bridge down; a second trainer): JSON last line
 	$(VPY) bench/chaos.py
 
 probe: venv build ## bad inputs by area (flags, config files, policy files, render, report, bridge flags): handled cleanly? JSON last line

@@ -8,7 +8,8 @@ the undisturbed one (0 when it finished, however often it was resumed).
 
 Faults: SIGSTOP (3 s) and SIGKILL of a running bridge, of one of its workers, and of the
 trainer; a restart of the bridge on its address; SIGKILL of the trainer's own local
-bridge (the trainer starts it again); SIGTERM of the trainer (it checkpoints); a second
+bridge (the trainer starts it again); SIGTERM of the trainer (it checkpoints), also while the
+bridge is down (it must stop within its 8 s grace); a second
 trainer with --force on the run directory in use (refused; the first goes on). A killed
 trainer is resumed with --resume, as a user would.
 
@@ -54,9 +55,9 @@ class Bridge:
 
     def __init__(self, port: int) -> None:
         self.port = port
-        self.proc = self._start()
+        self.proc = self.start()
 
-    def _start(self) -> subprocess.Popen[str]:
+    def start(self) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
             [str(PYTHON), "-m", "stpis_bridge", "--listen", f"127.0.0.1:{self.port}"]
             + ["--workers", "2", "--log-level", "warning"],
@@ -83,7 +84,7 @@ class Bridge:
     def restart(self) -> None:
         """Kill the bridge and its workers, and start it again on its port."""
         self.kill()
-        self.proc = self._start()
+        self.proc = self.start()
 
     def kill(self) -> None:
         os.killpg(self.proc.pid, signal.SIGKILL)
@@ -209,6 +210,29 @@ def main() -> int:
             act(proc)
             detail = finish(proc, out, extra)
             outcomes.append(compare(name, reference, out, detail))
+
+        # SIGTERM while the bridge is down: the trainer, retrying, must still stop
+        # within its grace (8 s), on its last checkpoint; it resumes once the
+        # bridge is back.
+        out = tmp / "trainer-SIGTERM-bridge-down"
+        proc = trainer(out, *via)
+        wait_for_progress(run_dir(out))
+        bridge.kill()
+        time.sleep(2)
+        start = time.monotonic()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+            stopped = True
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stopped = False
+        took = time.monotonic() - start
+        bridge.proc = bridge.start()
+        detail = finish(proc, out, via) + f"; stopped {took:.1f} s after SIGTERM"
+        outcome = compare("trainer SIGTERM, bridge down", reference, out, detail)
+        outcome.survived = outcome.survived and stopped
+        outcomes.append(outcome)
 
         # A second trainer on a run in use is refused at once; the first goes on.
         out = tmp / "second-trainer"
