@@ -84,14 +84,6 @@ type Settings struct {
 	// not yet measured, and accepting it unmeasured would lose that
 	// guarantee. Default 0 or 1: one direction, the paper's method.
 	Directions int
-	// Guide, when set with M > 1 directions, may replace the last of an
-	// iteration's directions by one of its own (guided random search, as in
-	// LMRS or Guided ES): called with x_k when the iteration's directions
-	// are drawn, it writes a direction into dst (length n) and returns
-	// true to use it. The direction is made orthogonal to the other M − 1
-	// and given the length of the one it replaces; one parallel to them
-	// (or zero) is not used.
-	Guide func(x, dst []float64) bool
 	// Top, when > 0, replaces the three-point choice by a step along a
 	// combination of the iteration's M directions, so that one iteration
 	// learns from all 2M values rather than from the best one alone: the

@@ -216,7 +216,6 @@ func (s *Stepper) Propose() (Batch, error) {
 			s.basis.Column(s.idx[j], s.dirs[j])
 			s.alpha[j] = math.NaN()
 		}
-		s.guide()
 		s.drawn = true
 		s.preDone = false
 		s.centerThisIt = false

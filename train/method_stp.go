@@ -77,16 +77,7 @@ type STPSettings struct {
 	// it (its hidden width is the paper's, by policy size).
 	SurrogateSteps int       `json:"surrogate_steps,omitempty"`
 	Lipschitz      Lipschitz `json:"lipschitz,omitempty"`
-	// Guide (the combined step) replaces the last of an iteration's
-	// directions by the gradient of a surrogate fitted to every evaluated
-	// point, orthogonal to the others (stp.Settings.Guide), once the
-	// surrogate holds minHistory points.
-	Guide bool `json:"guide,omitempty"`
 }
-
-// guideSteps are the Adam steps per iteration of the guiding surrogate
-// (STP_IS's default).
-const guideSteps = 10
 
 // Name is stp or stp_is.
 func (s *STPSettings) Name() string {
@@ -121,8 +112,6 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("noise", "%v exceeds the limit %g", s.Noise, float64(maxRate))
 	case !comb && s.Noise != 0:
 		return bad("noise", "%v needs --step combined", s.Noise)
-	case s.Guide && s.Directions < 2:
-		return bad("guide", "needs at least 2 directions (it replaces one of them), got %d", s.Directions)
 	case !s.IS:
 		return nil
 	case s.SurrogateSteps < 0 || s.SurrogateSteps > 100000:
@@ -149,7 +138,6 @@ func (s *STPSettings) keys() []key {
 	}
 	if s.Step == Combined {
 		ks = append(ks,
-			boolKey("guide", func(c *Config) *bool { return &st(c).Guide }),
 			intKey("top", "the number of an iteration's directions combined into its step", "", func(c *Config) *int { return &st(c).Top }),
 			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }))
 	}
@@ -199,9 +187,6 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 	}
 	if r.Rate != s.Rate {
 		ps = append(ps, part{fmt.Sprintf("rate %g", s.Rate), fmt.Sprintf("r%g", s.Rate)})
-	}
-	if s.Guide && (r == nil || !r.Guide) {
-		ps = append(ps, part{"surrogate-guided", "guide"})
 	}
 	return ps
 }
@@ -259,18 +244,6 @@ func (s *STPSettings) newOptimizer(p Problem, x0 []float64) (Optimizer, error) {
 			return nil, err
 		}
 		o.sur = sur
-	}
-	if s.Guide {
-		if o.sur == nil {
-			sur, err := surrogate.New(n, surrogate.Config{Seed: mix(p.Seed, 0x5a66)})
-			if err != nil {
-				return nil, err
-			}
-			o.sur = sur
-		}
-		set.Guide = func(x, dst []float64) bool {
-			return o.sur.Len() >= minHistory && o.sur.Gradient(x, dst) == nil
-		}
 	}
 	st, err := stp.NewStepper(x0, set)
 	if err != nil {

@@ -81,25 +81,16 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 	return res, nil
 }
 
-// refresh trains the surrogate and, once it has minHistory points, for
-// STP_IS replaces p and v by its Lipschitz estimates along the basis (a
-// surrogate that only guides, Guide, is trained only).
+// refresh trains the surrogate and, once it has minHistory points,
+// replaces p and v by its Lipschitz estimates along the basis.
 func (o *stpOptimizer) refresh() error {
 	if o.sur.Len() < minHistory {
 		return nil
 	}
-	steps := o.set.SurrogateSteps
-	if !o.set.IS {
-		steps = guideSteps
-	}
-	if steps > 0 {
+	if steps := o.set.SurrogateSteps; steps > 0 {
 		if _, err := o.sur.Train(steps); err != nil {
 			return fmt.Errorf("train: surrogate: %w", err)
 		}
-	}
-	if !o.set.IS {
-		// A guiding surrogate only: p and v stay uniform.
-		return nil
 	}
 	var L []float64
 	var err error
