@@ -48,10 +48,7 @@ func TestWatchSignals(t *testing.T) {
 // undisturbed run. (Before the grace, it retried on for minutes and only
 // SIGKILL stopped it.)
 func TestSIGTERMWithTheBridgeDown(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "trainer")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildTrainer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	own, err := localbridge.Start(ctx, localbridge.Options{Workers: 1})
@@ -65,25 +62,8 @@ func TestSIGTERMWithTheBridgeDown(t *testing.T) {
 	if code, _, stderr := trainer(t, append(common, "--out", outA, "--bridge", bridgeAddr)...); code != 0 {
 		t.Fatalf("undisturbed run: exit %d\n%s", code, stderr)
 	}
-	cmd := exec.Command(bin, append(common, "--out", outB, "--bridge", own.Addr(), "--bridge-timeout", "10m")...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	dirB := filepath.Join(outB, "Swimmer-v1", "stp_is-adaptive", "seed12")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		b, _ := os.ReadFile(filepath.Join(dirB, rundir.CurveFile))
-		if bytes.Count(b, []byte("\n")) >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no training progress within 60s\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	cmd, stderr := startUnderWay(t, bin, append(common, "--out", outB, "--bridge", own.Addr(), "--bridge-timeout", "10m"), dirB)
 	own.Kill()
 	time.Sleep(2 * time.Second) // the client is retrying now
 	start := time.Now()
@@ -108,4 +88,39 @@ func TestSIGTERMWithTheBridgeDown(t *testing.T) {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
 	sameRun(t, filepath.Join(outA, "Swimmer-v1", "stp_is-adaptive", "seed12"), dirB)
+}
+
+// buildTrainer builds the trainer binary into a temporary directory, for
+// tests that signal a real process.
+func buildTrainer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "trainer")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startUnderWay starts the trainer binary with args and waits until its
+// run in dir is under way (three curve lines), for at most a minute.
+func startUnderWay(t *testing.T, bin string, args []string, dir string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stderr := new(bytes.Buffer)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(filepath.Join(dir, rundir.CurveFile))
+		if bytes.Count(b, []byte("\n")) >= 3 {
+			return cmd, stderr
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no training progress within 60s\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

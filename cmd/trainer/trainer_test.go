@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -308,36 +307,15 @@ func TestBadInput(t *testing.T) {
 // binary mid-run: it finishes its iteration, checkpoints and exits 0; the
 // resumed run ends with the same policy as an uninterrupted one.
 func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "trainer")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildTrainer(t)
 	common := []string{"--env", "Swimmer-v1", "--method", "stp_is", "--k", "paper", "--directions", "1", "--max-episodes", "150", "--horizon", "300", "--seed", "9",
 		"--bridge", bridgeAddr, "--log-level", "warn", "--config", evalEvery(t, 4), "--eval-episodes", "2"}
 	outA, outB := t.TempDir(), t.TempDir()
 	if code, _, stderr := trainer(t, append(common, "--out", outA)...); code != 0 {
 		t.Fatalf("uninterrupted run: exit %d\n%s", code, stderr)
 	}
-	cmd := exec.Command(bin, append(common, "--out", outB)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	dirB := filepath.Join(outB, "Swimmer-v1", "stp_is-adaptive", "seed9")
-	// Wait until training is under way (a few curve lines), then signal.
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		b, _ := os.ReadFile(filepath.Join(dirB, rundir.CurveFile))
-		if bytes.Count(b, []byte("\n")) >= 3 {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			t.Fatalf("no training progress within 60s\n%s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	cmd, stderr := startUnderWay(t, bin, append(common, "--out", outB), dirB)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
