@@ -125,6 +125,9 @@ type Point struct {
 	// BackedOff says the evaluation of this iteration fell below the
 	// guard's level and x_k went back to the best evaluated point.
 	BackedOff bool `json:"backed_off,omitempty"`
+	// Standing, on iteration 0, says every episode of x_0's evaluation
+	// lasted to the horizon (train.Problem.StandingShift).
+	Standing bool `json:"standing,omitempty"`
 	// ElapsedS is the run's wall time so far (over all its invocations),
 	// EpsPerS this invocation's training episodes per second.
 	ElapsedS float64 `json:"elapsed_s"`
@@ -150,6 +153,7 @@ type line struct {
 	Accepted  string  `json:"accepted,omitempty"`
 	Restarted bool    `json:"restarted,omitempty"`
 	BackedOff bool    `json:"backed_off,omitempty"`
+	Standing  bool    `json:"standing,omitempty"`
 	ElapsedS  jfloat  `json:"elapsed_s"`
 	EpsPerS   jfloat  `json:"eps_per_s"`
 }
@@ -158,7 +162,7 @@ type line struct {
 func (p Point) MarshalJSON() ([]byte, error) {
 	l := line{Iter: &p.Iter, Episodes: &p.Episodes, EnvSteps: p.EnvSteps, Reward: jfloat(p.Reward), BestEval: jfloat(p.BestEval),
 		ReachedAt: p.ReachedAt, StepSize: jfloat(p.StepSize), PEntropy: jfloat(p.PEntropy), NonFinite: p.NonFinite,
-		Accepted: p.Accepted, Restarted: p.Restarted, BackedOff: p.BackedOff, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
+		Accepted: p.Accepted, Restarted: p.Restarted, BackedOff: p.BackedOff, Standing: p.Standing, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
 	if p.HasShifted {
 		v := jfloat(p.RewardShifted)
 		l.Shifted = &v
@@ -181,7 +185,7 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 	}
 	*p = Point{EnvSteps: l.EnvSteps, Reward: float64(l.Reward), BestEval: float64(l.BestEval), ReachedAt: l.ReachedAt,
 		StepSize: float64(l.StepSize), PEntropy: float64(l.PEntropy), NonFinite: l.NonFinite, Accepted: l.Accepted,
-		Restarted: l.Restarted, BackedOff: l.BackedOff, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
+		Restarted: l.Restarted, BackedOff: l.BackedOff, Standing: l.Standing, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
 	if l.Shifted != nil {
 		p.HasShifted, p.RewardShifted = true, float64(*l.Shifted)
 	}

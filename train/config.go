@@ -49,6 +49,12 @@ type Problem struct {
 	// Shift is the alive-bonus shift subtracted per step from training
 	// returns (never from evaluation returns).
 	Shift float64 `json:"shift"`
+	// StandingShift, when HasStandingShift, replaces Shift in a run whose
+	// x_0 stands: every episode of its initial evaluation lasts to the
+	// horizon (Counters.Standing). There a shift as large as the per-step
+	// reward makes ending an episode early the cheapest way up.
+	StandingShift    float64 `json:"standing_shift,omitempty"`
+	HasStandingShift bool    `json:"has_standing_shift,omitempty"`
 	// Horizon caps episode length; 0 is the env's limit.
 	Horizon int     `json:"horizon"`
 	ObsNorm ObsNorm `json:"obs_norm"`

@@ -22,14 +22,16 @@ func (r *Run) evalDue(start int) bool {
 
 // evaluate runs EvalEpisodes at x_k with the current normalizer, on seeds of
 // their own; they are not training episodes and do not touch the normalizer.
-func (r *Run) evaluate(ctx context.Context, env Roller, pt *rundir.Point) error {
+// It reports whether every episode lasted to the horizon (none terminated).
+func (r *Run) evaluate(ctx context.Context, env Roller, pt *rundir.Point) (lasted bool, err error) {
 	p, l := r.cfg.Problem, r.cfg.Limits
 	// The seeds follow the iteration, so that an evaluation at a given
 	// iteration sees the same episodes however the run was chunked.
-	mean, std, err := Evaluate(ctx, env, r.Policy(), l.EvalEpisodes, mix(mix(p.Seed, evalStream), uint64(r.c.Iter)), p.Horizon, p.Kwargs)
+	res, err := evaluateEpisodes(ctx, env, r.Policy(), l.EvalEpisodes, mix(mix(p.Seed, evalStream), uint64(r.c.Iter)), p.Horizon, p.Kwargs)
 	if err != nil {
-		return fmt.Errorf("train: evaluation at iteration %d: %w", r.c.Iter, err)
+		return false, fmt.Errorf("train: evaluation at iteration %d: %w", r.c.Iter, err)
 	}
+	mean, std := returnStats(res)
 	r.c.Evals++
 	r.c.EvalEpisodes += l.EvalEpisodes
 	r.c.LastEval = mean
@@ -42,16 +44,22 @@ func (r *Run) evaluate(ctx context.Context, env Roller, pt *rundir.Point) error 
 		r.c.Reached, r.c.ThresholdReachedAt = true, r.c.Episodes
 		pt.ReachedAt = r.c.Episodes
 	}
-	return nil
+	lasted = true
+	for _, e := range res {
+		lasted = lasted && e.Truncated && !e.Terminated
+	}
+	return lasted, nil
 }
 
 // EvaluateInitial evaluates x_0 before any training (iteration 0).
 func (r *Run) EvaluateInitial(ctx context.Context, env Roller) (rundir.Point, error) {
 	var pt rundir.Point
-	if err := r.evaluate(ctx, env, &pt); err != nil {
+	lasted, err := r.evaluate(ctx, env, &pt)
+	if err != nil {
 		return pt, err
 	}
-	r.c.InitialEval, r.c.HasInitial = pt.EvalMean, true
+	r.c.InitialEval, r.c.HasInitial, r.c.Standing = pt.EvalMean, true, lasted
+	pt.Standing = lasted
 	return r.point(pt), nil
 }
 
@@ -59,8 +67,18 @@ func (r *Run) EvaluateInitial(ctx context.Context, env Roller) (rundir.Point, er
 // and returns the mean and standard deviation of their (unshifted) returns.
 // A non-finite episode is an error: it is never averaged.
 func Evaluate(ctx context.Context, env Roller, f policy.File, n int, seed uint64, horizon int, kwargs envclient.Kwargs) (mean, std float64, err error) {
+	res, err := evaluateEpisodes(ctx, env, f, n, seed, horizon, kwargs)
+	if err != nil {
+		return 0, 0, err
+	}
+	mean, std = returnStats(res)
+	return mean, std, nil
+}
+
+// evaluateEpisodes is Evaluate's episodes, every one finite.
+func evaluateEpisodes(ctx context.Context, env Roller, f policy.File, n int, seed uint64, horizon int, kwargs envclient.Kwargs) ([]envclient.EpisodeResult, error) {
 	if n < 1 {
-		return 0, 0, fmt.Errorf("train: evaluate: episodes %d must be ≥ 1", n)
+		return nil, fmt.Errorf("train: evaluate: episodes %d must be ≥ 1", n)
 	}
 	norm := f.Normalizer.Snapshot()
 	specs := make([]envclient.EpisodeSpec, n)
@@ -73,16 +91,23 @@ func Evaluate(ctx context.Context, env Roller, f policy.File, n int, seed uint64
 	}
 	res, err := env.Rollout(ctx, specs)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
-	var s, ss float64
 	for j, e := range res {
 		if e.NonFinite {
-			return 0, 0, fmt.Errorf("train: evaluation episode %d: %s", j, e.NonFiniteDetail)
+			return nil, fmt.Errorf("train: evaluation episode %d: %s", j, e.NonFiniteDetail)
 		}
+	}
+	return res, nil
+}
+
+// returnStats is the mean and standard deviation of the episodes' returns.
+func returnStats(res []envclient.EpisodeResult) (mean, std float64) {
+	var s, ss float64
+	for _, e := range res {
 		s += e.Return
 		ss += e.Return * e.Return
 	}
-	mean = s / float64(n)
-	return mean, math.Sqrt(math.Max(ss/float64(n)-mean*mean, 0)), nil
+	mean = s / float64(len(res))
+	return mean, math.Sqrt(math.Max(ss/float64(len(res))-mean*mean, 0))
 }

@@ -59,5 +59,6 @@ func (r *Run) guard(ctx context.Context, env Roller, pt *rundir.Point) error {
 	r.norm = r.bestNorm.Clone()
 	r.c.BackOffs++
 	pt.BackedOff = true
-	return r.evaluate(ctx, env, pt)
+	_, err := r.evaluate(ctx, env, pt)
+	return err
 }

@@ -51,6 +51,31 @@ func floatKey(name, help, fixed string, field func(*Config) *float64) key {
 		}}
 }
 
+// optFloatKey is a float that may be absent: a finite number, or none.
+func optFloatKey(name, help string, field func(*Config) (*float64, *bool)) key {
+	return key{name: name, help: help,
+		get: func(c *Config) string {
+			f, ok := field(c)
+			if !*ok {
+				return "none"
+			}
+			return strconv.FormatFloat(*f, 'g', -1, 64)
+		},
+		set: func(c *Config, v string) error {
+			f, ok := field(c)
+			if v == "none" {
+				*f, *ok = 0, false
+				return nil
+			}
+			x, err := strconv.ParseFloat(v, 64)
+			if err != nil || !finite(x) {
+				return bad(name, "%q is not a finite number or none", v)
+			}
+			*f, *ok = x, true
+			return nil
+		}}
+}
+
 func boolKey(name string, field func(*Config) *bool) key {
 	return key{name: name,
 		get: func(c *Config) string { return strconv.FormatBool(*field(c)) },
@@ -94,6 +119,10 @@ var commonKeys = []key{
 			return nil
 		}},
 	floatKey("shift", "alive-bonus shift subtracted per step from training returns", "", func(c *Config) *float64 { return &c.Problem.Shift }),
+	// standing-shift: the shift used instead when x_0 stands (its initial
+	// evaluation episodes all last to the horizon), or none. A config
+	// file setting, not a flag.
+	optFloatKey("standing-shift", "", func(c *Config) (*float64, *bool) { return &c.Problem.StandingShift, &c.Problem.HasStandingShift }),
 	intKey("horizon", "maximum episode length (0: the env's)", "", func(c *Config) *int { return &c.Problem.Horizon }),
 	enumKey("obs-norm", []string{string(Running), string(None)}, func(c *Config) *string { return (*string)(&c.Problem.ObsNorm) }),
 	{name: "common-seeds",
@@ -104,25 +133,7 @@ var commonKeys = []key{
 			return err
 		}},
 	intKey("max-episodes", "training-episode budget; an iteration that would pass it is not run", "", func(c *Config) *int { return &c.Limits.MaxEpisodes }),
-	{name: "threshold", help: "reward threshold, or none",
-		get: func(c *Config) string {
-			if !c.Limits.HasThreshold {
-				return "none"
-			}
-			return strconv.FormatFloat(c.Limits.Threshold, 'g', -1, 64)
-		},
-		set: func(c *Config, v string) error {
-			if v == "none" {
-				c.Limits.Threshold, c.Limits.HasThreshold = 0, false
-				return nil
-			}
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || !finite(f) {
-				return bad("threshold", "%q is not a finite number or none", v)
-			}
-			c.Limits.Threshold, c.Limits.HasThreshold = f, true
-			return nil
-		}},
+	optFloatKey("threshold", "reward threshold, or none", func(c *Config) (*float64, *bool) { return &c.Limits.Threshold, &c.Limits.HasThreshold }),
 	boolKey("stop-at-threshold", func(c *Config) *bool { return &c.Limits.StopAtThreshold }),
 	intKey("eval-every", "", "", func(c *Config) *int { return &c.Limits.EvalEvery }),
 	intKey("eval-spacing", "evaluate after each iteration that crosses a multiple of N training episodes (0: every eval-every iterations)", "", func(c *Config) *int { return &c.Limits.EvalSpacing }),

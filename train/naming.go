@@ -49,6 +49,13 @@ func (c Config) parts() []part {
 	if ref.Problem.Shift != c.Problem.Shift {
 		ps = append(ps, part{fmt.Sprintf("shift %g", c.Problem.Shift), fmt.Sprintf("shift%g", c.Problem.Shift)})
 	}
+	if a, b := c.Problem, ref.Problem; a.HasStandingShift != b.HasStandingShift || a.StandingShift != b.StandingShift {
+		label, dir := "no standing shift", "nostand"
+		if a.HasStandingShift {
+			label, dir = fmt.Sprintf("standing shift %g", a.StandingShift), fmt.Sprintf("stand%g", a.StandingShift)
+		}
+		ps = append(ps, part{label, dir})
+	}
 	if rs := c.Restart; rs != ref.Restart {
 		label, dir := "no restarts", "norestart"
 		if rs.On() {

@@ -40,6 +40,9 @@ type Counters struct {
 	InitialEval float64 `json:"initial_eval,omitempty"`
 	HasInitial  bool    `json:"has_initial,omitempty"`
 	BackOffs    int     `json:"back_offs,omitempty"`
+	// Standing says every episode of x_0's evaluation lasted to the horizon
+	// (Problem.StandingShift).
+	Standing bool `json:"standing,omitempty"`
 }
 
 // Run is one training run. It is not safe for concurrent use.
@@ -190,7 +193,7 @@ func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm po
 			}
 			specs = append(specs, envclient.EpisodeSpec{
 				EnvID: p.Env, Kwargs: p.Kwargs, Rows: r.lin.Rows, Cols: r.lin.Cols, W: w, Bias: bias,
-				ObsMean: norm.Mean, ObsStd: norm.Std, Seed: seed, Horizon: p.Horizon, Shift: p.Shift,
+				ObsMean: norm.Mean, ObsStd: norm.Std, Seed: seed, Horizon: p.Horizon, Shift: r.Shift(),
 			})
 		}
 	}
@@ -271,14 +274,14 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	if !math.IsNaN(reward) {
 		r.c.Reward = reward
 	}
-	if r.cfg.Problem.Shift != 0 && !math.IsNaN(shiftedReward) && !math.IsInf(shiftedReward, 0) {
+	if r.Shift() != 0 && !math.IsNaN(shiftedReward) && !math.IsInf(shiftedReward, 0) {
 		pt.HasShifted, pt.RewardShifted = true, shiftedReward
 	}
 	pt.StepSize, pt.PEntropy, pt.Accepted = out.Step, out.PEntropy, out.Accepted
 	r.norm = pending
 	r.c.Iter++
 	if r.evalDue(start) || r.Done() {
-		if err := r.evaluate(ctx, env, &pt); err != nil {
+		if _, err := r.evaluate(ctx, env, &pt); err != nil {
 			return pt, err
 		}
 		if err := r.guard(ctx, env, &pt); err != nil {
@@ -351,4 +354,13 @@ func mean(v []float64) float64 {
 		sum += x
 	}
 	return sum / float64(len(v))
+}
+
+// Shift is the per-step shift of the run's training returns:
+// Problem.StandingShift once x_0 was found standing, else Problem.Shift.
+func (r *Run) Shift() float64 {
+	if p := r.cfg.Problem; p.HasStandingShift && r.c.Standing {
+		return p.StandingShift
+	}
+	return r.cfg.Problem.Shift
 }

@@ -1,0 +1,92 @@
+package train
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stpis/stpis/envclient"
+)
+
+// standRoller is quadRoller whose episodes all last to the horizon (stand)
+// or all terminate early, and which counts the shifts it is asked for.
+type standRoller struct {
+	quadRoller
+	stand  bool
+	shifts map[float64]int
+}
+
+func (s *standRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
+	out, err := s.quadRoller.Rollout(ctx, specs)
+	for i := range out {
+		out[i].Truncated, out[i].Terminated = s.stand, !s.stand
+		s.shifts[specs[i].Shift]++
+	}
+	return out, err
+}
+
+// The standing shift replaces the shift in the training episodes of a run
+// whose x_0 stands, and only there; the choice survives a checkpoint.
+func TestStandingShift(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		stand, on bool
+		want      float64
+	}{
+		{"standing", true, true, 0},
+		{"falling", false, true, 0.5},
+		{"standing without the rule", true, false, 0.5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig("stp")
+			cfg.Problem.HasStandingShift = tc.on
+			q := &standRoller{quadRoller: quadRoller{target: testTarget}, stand: tc.stand, shifts: map[float64]int{}}
+			r, err := New(cfg, testInfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pt, err := r.EvaluateInitial(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pt.Standing != tc.stand || r.Counters().Standing != tc.stand {
+				t.Fatalf("x_0 standing: point %v, counters %v, want %v", pt.Standing, r.Counters().Standing, tc.stand)
+			}
+			for range 3 {
+				if _, err := r.Iterate(context.Background(), q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if q.shifts[tc.want] == 0 || len(q.shifts) != 1+btoi(tc.want != 0) {
+				t.Fatalf("shifts asked for %v, want training episodes at %v (and evaluations at 0)", q.shifts, tc.want)
+			}
+			if c := roundTrip(t, r); c.Shift() != tc.want {
+				t.Fatalf("restored run shifts by %v, want %v", c.Shift(), tc.want)
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestStandingShiftKey(t *testing.T) {
+	c := testConfig("stp")
+	for in, want := range map[string]string{"0": "0", "0.25": "0.25", "none": "none"} {
+		if err := c.set("standing-shift", in); err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		if got, _ := c.Get("standing-shift"); got != want {
+			t.Errorf("%s reads back as %s", in, got)
+		}
+	}
+	for _, in := range []string{"nan", "inf", "stand"} {
+		if err := c.set("standing-shift", in); err == nil || !strings.Contains(err.Error(), "standing-shift") {
+			t.Errorf("%s: %v, want an error naming standing-shift", in, err)
+		}
+	}
+}
