@@ -63,6 +63,15 @@ type Problem struct {
 	CommonSeeds Seeds `json:"common_seeds,omitempty"`
 }
 
+// TrainingShift is the per-step shift of training returns: StandingShift
+// for a run whose x_0 stands, when the problem has one, else Shift.
+func (p Problem) TrainingShift(standing bool) float64 {
+	if standing && p.HasStandingShift {
+		return p.StandingShift
+	}
+	return p.Shift
+}
+
 // ObsNorm is how the policy's observations are normalized.
 type ObsNorm string
 

@@ -356,11 +356,6 @@ func mean(v []float64) float64 {
 	return sum / float64(len(v))
 }
 
-// Shift is the per-step shift of the run's training returns:
-// Problem.StandingShift once x_0 was found standing, else Problem.Shift.
-func (r *Run) Shift() float64 {
-	if p := r.cfg.Problem; p.HasStandingShift && r.c.Standing {
-		return p.StandingShift
-	}
-	return r.cfg.Problem.Shift
-}
+// Shift is the per-step shift of the run's training returns
+// (Problem.TrainingShift of whether x_0 was found standing).
+func (r *Run) Shift() float64 { return r.cfg.Problem.TrainingShift(r.c.Standing) }

@@ -79,7 +79,7 @@ func (r *recorder) Record(p rundir.Point) error {
 		}
 		ev.Msg("progress")
 	}
-	if pr := r.cfg.Problem; p.Standing && pr.HasStandingShift && pr.StandingShift != pr.Shift {
+	if pr := r.cfg.Problem; p.Standing && pr.TrainingShift(true) != pr.Shift {
 		r.end()
 		r.log.Info().Float64("shift", pr.Shift).Float64("standing_shift", pr.StandingShift).
 			Msgf("x_0 stands (every evaluation episode lasted to the horizon): training returns take the standing shift %g instead of %g, so that ending an episode early does not pay", pr.StandingShift, pr.Shift)
