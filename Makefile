@@ -18,7 +18,7 @@ PROTO_TB := proto/tensorboard/v1/event.proto
 export STPIS_BRIDGE_PYTHON := $(VPY)
 
 .PHONY: help venv proto proto-check lint fmt build test test-go test-py fuzz chaos probe run bridge demo \
-        bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale clean
+        bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale data data-check clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -140,6 +140,12 @@ bench-rl: venv build ## the Table 2 / Figure 4 matrix (resumable)
 
 bench-scale: venv build ## 2 bridge replicas vs 1 (JSON last line)
 	bash bench/scale.sh
+
+data: ## download the larger LIBSVM sets (a9a, ijcnn1, w8a) into convex/data/extra/ and check their SHA-256 sums
+	bash convex/data/fetch.sh
+
+data-check: ## check the shipped LIBSVM files (and convex/data/extra/) against their SHA-256 sums
+	bash convex/data/fetch.sh --check
 
 clean: ## remove build outputs (keeps .venv)
 	rm -rf bin .bin

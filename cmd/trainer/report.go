@@ -126,11 +126,10 @@ func loadRuns(fs *flag.FlagSet, args []string, stderr io.Writer) ([]report.Run, 
 
 // runConvex is `trainer convex`, the same command as cmd/convex.
 func runConvex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if err := figures.Main(ctx, args, stdout, stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
+	err := figures.Main(ctx, args, stdout, stderr)
+	if errors.Is(err, figures.ErrUsage) {
+		// A bad command line exits 2; a missing data file is a failure (1).
 		return usageError{err}
 	}
-	return nil
+	return err
 }

@@ -17,8 +17,9 @@ import (
 // Config configures Run. Zero values mean the documented defaults.
 type Config struct {
 	Out string // output directory, default "out/convex"
-	// Data is the directory that holds the shipped LIBSVM files
-	// heart_scale, australian_scale and mushrooms; default "../shared/data".
+	// Data is a directory that holds the LIBSVM files heart_scale,
+	// australian_scale and mushrooms; empty reads the copies shipped in
+	// the repository and embedded in the binary (package convex/data).
 	Data string
 	// DataFile, if set, is one LIBSVM file that Figures 2–3 and the table
 	// run on instead of the shipped three.
@@ -47,9 +48,6 @@ type Config struct {
 func (c *Config) defaults() {
 	if c.Out == "" {
 		c.Out = "out/convex"
-	}
-	if c.Data == "" {
-		c.Data = "../shared/data"
 	}
 	if c.Runs == 0 {
 		c.Runs = 10
@@ -103,22 +101,16 @@ type libsvmCase struct {
 	m, n          int
 }
 
-// shipped are the paper's data sets that the project ships.
-var shipped = []string{"heart_scale", "australian_scale", "mushrooms"}
-
 // libsvmCases reads the data (cfg.DataFile, or the shipped three from
 // cfg.Data) and builds the problems cfg.Problem selects, ridge before SVM.
 func libsvmCases(cfg Config) ([]libsvmCase, error) {
-	paths := []string{cfg.DataFile}
-	if cfg.DataFile == "" {
-		paths = paths[:0]
-		for _, ds := range shipped {
-			paths = append(paths, filepath.Join(cfg.Data, ds))
-		}
+	files, err := dataFiles(cfg)
+	if err != nil {
+		return nil, err
 	}
 	var cases []libsvmCase
-	for _, path := range paths {
-		d, err := convex.ReadLIBSVMFile(path)
+	for _, path := range files.paths {
+		d, err := files.read(path)
 		if err != nil {
 			return nil, errf("%w", err)
 		}
@@ -266,7 +258,7 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		if err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(cfg.Log, "%s %s: STP %v, STP_IS %v (median final %s), speedup %v, %.1fs\n", cs.Figure, cs.Name,
+		fmt.Fprintf(cfg.Log, "%s %s: STP %s, STP_IS %s (median final %s), speedup %s, %.1fs\n", cs.Figure, cs.Name,
 			deref(cs.Methods[0].FinalMedian), deref(cs.Methods[1].FinalMedian), cs.Metric, deref(cs.Speedup), cs.Seconds)
 		sum.Cases = append(sum.Cases, cs)
 	}
@@ -280,9 +272,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 	return sum, nil
 }
 
-func deref(p *float64) any {
+// deref formats a figure of the progress line; nil is "n/a" (a speedup
+// is nil when STP_IS never reached STP's final value).
+func deref(p *float64) string {
 	if p == nil {
-		return nil
+		return "n/a"
 	}
 	return fmt.Sprintf("%.3g", *p)
 }

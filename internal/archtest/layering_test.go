@@ -46,6 +46,7 @@ var layers = map[string]layer{
 	"surrogate":             {leaf, nil},
 	"tasks":                 {leaf, nil},
 	"convex":                {leaf, nil},
+	"convex/data":           {leaf, nil}, // the shipped LIBSVM files, embedded
 	"rundir":                {leaf, []string{"internal/seal"}},
 	"proto/envbridge/v1":    {wire, nil}, // generated: imported only by envclient
 	"proto/tensorboard/v1":  {wire, nil}, // generated: imported only by tbevents
@@ -57,7 +58,7 @@ var layers = map[string]layer{
 	"envclient":      {middle, []string{"proto/envbridge/v1"}},
 	"tbevents":       {middle, []string{"proto/tensorboard/v1"}},
 	"report":         {middle, []string{"rundir", "tasks"}},
-	"convex/figures": {middle, []string{"convex", "stp"}},
+	"convex/figures": {middle, []string{"convex", "convex/data", "stp"}},
 
 	// The training loop.
 	"train": {loop, []string{"ars", "envclient", "policy", "rundir", "stp", "surrogate", "tasks"}},
