@@ -33,22 +33,36 @@ running episodes are aborted the same way: their workers are killed and replaced
 from __future__ import annotations
 
 import collections
-import concurrent.futures
-import dataclasses
 import itertools
 import logging
-import multiprocessing
 import multiprocessing.connection
 import os
-import queue
-import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
-from multiprocessing.context import BaseContext
-from typing import Any, TypeVar
+from typing import Any
 
 from stpis_bridge.lifeline import worker_entry
+from stpis_bridge.pool_batch import (
+    BatchCancelledError,
+    BatchHandle,
+    EpisodeBudgetError,
+    PoolClosedError,
+    PoolError,
+    TaskFailedError,
+    WorkerCrashedError,
+    _Batch,
+)
+from stpis_bridge.pool_procs import (
+    _close_after_send,
+    _context,
+    _cpu_seconds,
+    _episodes,
+    _send,
+    _Spawner,
+    _Worker,
+)
+from stpis_bridge.pool_watch import _CANCELLED, _Supervision
 from stpis_bridge.worker import READY, BatchTask, Outcome, Task
 
 _LOG = logging.getLogger(__name__)
@@ -58,192 +72,11 @@ _JOIN_TIMEOUT_S = 5.0
 DEFAULT_MAX_EPISODE_SECONDS = 300.0
 DEFAULT_STALL_SECONDS = 10.0
 DEFAULT_RESPAWN_ATTEMPTS = 5
-_RESPAWN_BACKOFF_S = 0.5
-_RESPAWN_BACKOFF_MAX_S = 8.0
 # How often the dispatcher wakes to run the watchdog while a worker is busy.
 _WATCH_PERIOD_S = 0.25
-_CANCELLED = "its call was cancelled"
-
-_R = TypeVar("_R")
 
 
-class PoolError(RuntimeError):
-    """Base class of the pool's errors."""
-
-
-class WorkerCrashedError(PoolError):
-    """A worker process died while it held a task of the batch."""
-
-
-class TaskFailedError(PoolError):
-    """A task raised inside a worker."""
-
-
-class PoolClosedError(PoolError):
-    """The pool is closed or closing."""
-
-
-class BatchCancelledError(PoolError):
-    """The batch was cancelled by its caller."""
-
-
-class EpisodeBudgetError(PoolError):
-    """An episode ran past ``max_episode_seconds``; its worker was replaced."""
-
-
-def _cpu_seconds(pid: int) -> float | None:
-    """Return the CPU time (user + system) of ``pid`` from /proc, or None off Linux."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    # Fields after the command name, which is in parentheses and may hold spaces.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    try:
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (IndexError, ValueError):
-        return None
-
-
-def _context() -> BaseContext:
-    return multiprocessing.get_context("spawn")
-
-
-def _describe_exit(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "exited (status unknown)"
-    if exitcode < 0:
-        try:
-            return f"was killed by {signal.Signals(-exitcode).name}"
-        except ValueError:
-            return f"was killed by signal {-exitcode}"
-    return f"exited with status {exitcode}"
-
-
-class _Batch:
-    """The tasks of one call, their outcomes, and how the call ended."""
-
-    def __init__(
-        self, batch_id: int, tag: str, tasks: Sequence[Task], names: Sequence[str] | None
-    ) -> None:
-        self.batch_id = batch_id
-        self.tag = tag
-        self.tasks = list(tasks)
-        # How errors name task i: the caller's words (the episodes of the request it
-        # holds), else "episodes[i]".
-        self.names = (
-            list(names) if names is not None else [f"episodes[{i}]" for i in range(len(tasks))]
-        )
-        self.next_index = 0
-        self.results: list[Outcome | None] = [None] * len(self.tasks)
-        self.remaining = len(self.tasks)
-        self.error: PoolError | None = None
-        self.done = threading.Event()
-
-    def finish(self, error: PoolError | None = None) -> None:
-        if self.done.is_set():
-            return
-        self.error = error
-        self.done.set()
-
-
-class BatchHandle:
-    """A submitted batch: wait for its outcomes or cancel it."""
-
-    def __init__(self, pool: WorkerPool, batch: _Batch) -> None:
-        self._pool = pool
-        self._batch = batch
-
-    def wait(self, timeout: float | None = None) -> list[Outcome]:
-        """Return the outcomes in task order, or raise the batch's ``PoolError``."""
-        if not self._batch.done.wait(timeout):
-            raise TimeoutError(f"batch {self._batch.batch_id} not done after {timeout}s")
-        if self._batch.error is not None:
-            raise self._batch.error
-        return [r for r in self._batch.results if r is not None]
-
-    def cancel(self) -> None:
-        """Drop the tasks not yet started; abort the running ones (their workers are replaced)."""
-        self._pool._cancel(self._batch)
-
-
-class _Spawner:
-    """The one thread that starts a pool's workers, whichever thread asks.
-
-    A worker's parent-death signal follows the thread that started it, not the
-    process (``lifeline``): started from a caller's thread, a worker would be
-    killed when that thread ends. This thread lives until the pool is closed.
-    """
-
-    def __init__(self) -> None:
-        self._requests: queue.SimpleQueue[
-            tuple[Callable[[], Any], concurrent.futures.Future[Any]] | None
-        ] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._stopped = False
-        self._thread = threading.Thread(target=self._serve, name="pool-spawn", daemon=True)
-        self._thread.start()
-
-    def call(self, fn: Callable[[], _R]) -> _R:
-        """Run ``fn`` on the spawner thread and return its result or raise its error."""
-        if threading.current_thread() is self._thread:
-            return fn()
-        done: concurrent.futures.Future[_R] = concurrent.futures.Future()
-        with self._lock:
-            if self._stopped:
-                raise PoolClosedError("the worker pool is shutting down")
-            self._requests.put((fn, done))
-        return done.result()
-
-    def stop(self, timeout: float) -> None:
-        """Run what was asked so far, then end the thread."""
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-            self._requests.put(None)
-        self._thread.join(timeout)
-
-    def _serve(self) -> None:
-        while True:
-            request = self._requests.get()
-            if request is None:
-                return
-            fn, done = request
-            try:
-                done.set_result(fn())
-            except BaseException as exc:  # noqa: BLE001  (handed to the caller)
-                done.set_exception(exc)
-
-
-@dataclasses.dataclass
-class _Worker:
-    index: int
-    process: Any
-    conn: multiprocessing.connection.Connection
-    ready: bool = False
-    dead: bool = False
-    current: tuple[_Batch, int] | None = None
-    # When the current task was sent; the worker's CPU time, and when it last moved.
-    started: float = 0.0
-    # The wall time the current task may take (--max-episode-seconds per episode).
-    budget: float = 0.0
-    cpu: float | None = None
-    cpu_moved: float = 0.0
-    # Why the pool killed this worker, if it did.
-    killed_for: str = ""
-    # The thread sending it a chunk, if any: its connection is closed only
-    # after that thread is done, or a new worker's pipe could take the
-    # closed descriptor's number and receive the rest of the chunk.
-    sender: threading.Thread | None = None
-
-    @property
-    def pid(self) -> int:
-        return int(self.process.pid)
-
-
-class WorkerPool:
+class WorkerPool(_Supervision):
     """N worker processes; ``submit`` a batch of tasks, ``close`` when done."""
 
     def __init__(
@@ -471,14 +304,6 @@ class WorkerPool:
                     w.current = None
                     self._kill(w, _CANCELLED)
 
-    def _kill(self, w: _Worker, why: str) -> None:
-        """SIGKILL a worker (it may be stopped or deep in MuJoCo); it is replaced on death."""
-        w.killed_for = why
-        try:
-            os.kill(w.pid, signal.SIGKILL)
-        except OSError:
-            pass  # Already gone; its sentinel fires anyway.
-
     def _next_task(self) -> tuple[_Batch, int] | None:
         while self._queue:
             batch = self._queue[0]
@@ -571,74 +396,6 @@ class WorkerPool:
                 self._respawn_due()
             self._publish()
 
-    def _watch(self) -> None:
-        """Kill workers whose episode ran too long or whose CPU time stands still."""
-        now = time.monotonic()
-        for w in self._workers:
-            if w.current is None or w.dead or w.killed_for:
-                continue
-            batch, i = w.current
-            if now - w.started > w.budget:
-                self._abort(
-                    w,
-                    "its episode ran too long",
-                    EpisodeBudgetError(
-                        f"{batch.names[i]} ran for more than --max-episode-seconds="
-                        f"{self._max_episode_s:g} an episode; it was aborted and its worker "
-                        "replaced"
-                    ),
-                )
-                continue
-            cpu = _cpu_seconds(w.pid)
-            if cpu is None:
-                continue
-            if cpu != w.cpu:
-                w.cpu, w.cpu_moved = cpu, now
-            elif now - w.cpu_moved > self._stall_s:
-                self._abort(
-                    w,
-                    "it made no progress",
-                    WorkerCrashedError(
-                        f"worker {w.index} (pid {w.pid}) made no progress for "
-                        f"{now - w.cpu_moved:.1f}s (stopped or hung) while running "
-                        f"{batch.names[i]} of this call; the pool has replaced the worker, "
-                        "retry the call"
-                    ),
-                )
-
-    def _abort(self, w: _Worker, why: str, error: PoolError) -> None:
-        """Kill a busy worker and fail the batch whose task it held with ``error``."""
-        assert w.current is not None
-        batch = w.current[0]
-        w.current = None
-        self._kill(w, why)
-        if not batch.done.is_set():
-            self._drop(batch)
-            batch.finish(error)
-
-    def _respawn_due(self) -> None:
-        now = time.monotonic()
-        for index, when in list(self._respawn_at.items()):
-            if when > now or self._closing or self._broken is not None:
-                continue
-            del self._respawn_at[index]
-            self._replace(index)
-
-    def _replace(self, index: int) -> None:
-        """Spawn a worker in slot ``index``; the pool is broken if that fails."""
-        try:
-            self._workers[index] = self._spawn(index)
-        except Exception as exc:  # noqa: BLE001
-            self._break(f"could not replace worker {index}: {exc}")
-            return
-        self.replacements += 1
-
-    def _break(self, why: str) -> None:
-        self._broken = f"{why}; the worker pool is broken"
-        _LOG.error("%s", self._broken)
-        self._fail_all(PoolError(self._broken))
-        self._changed.notify_all()
-
     def _on_message(self, w: _Worker, msg: Any) -> None:
         with self._lock:
             if msg[0] == READY:
@@ -670,99 +427,19 @@ class WorkerPool:
             if batch.remaining == 0:
                 batch.finish()
 
-    def _on_death(self, w: _Worker) -> None:
-        w.process.join(1.0)
-        how = _describe_exit(w.process.exitcode)
-        _close_after_send(w)
-        w.dead = True
-        with self._lock:
-            if self._workers[w.index] is not w:
-                return
-            if w.current is not None:
-                batch, i = w.current
-                w.current = None
-                if not batch.done.is_set():
-                    self._drop(batch)
-                    batch.finish(
-                        WorkerCrashedError(
-                            f"worker {w.index} (pid {w.pid}) {how} while running {batch.names[i]} "
-                            "of this call; the pool has replaced the worker, retry the call"
-                        )
-                    )
-            if self._closing or self._broken is not None:
-                return
-            if w.killed_for:
-                # A cancelled call is routine; a stalled or overlong episode is not.
-                level = logging.INFO if w.killed_for == _CANCELLED else logging.WARNING
-                _LOG.log(
-                    level,
-                    "worker %d (pid %d) killed: %s; replacing it",
-                    w.index,
-                    w.pid,
-                    w.killed_for,
-                )
-                self._replace(w.index)
-                return
-            if w.ready:
-                _LOG.warning("worker %d (pid %d) %s; replacing it", w.index, w.pid, how)
-                self._replace(w.index)
-                return
-            # It died before it was ready: respawn after a backoff, up to a cap.
-            failures = self._failures.get(w.index, 0) + 1
-            self._failures[w.index] = failures
-            what = f"worker {w.index} (pid {w.pid}) {how} before it was ready"
-            if failures > self._respawn_attempts:
-                self._break(f"{what}, {failures} times in a row")
-                return
-            delay = min(_RESPAWN_BACKOFF_S * 2 ** (failures - 1), _RESPAWN_BACKOFF_MAX_S)
-            _LOG.warning(
-                "%s (%d of %d); respawning it in %.1fs",
-                what,
-                failures,
-                self._respawn_attempts,
-                delay,
-            )
-            self._respawn_at[w.index] = time.monotonic() + delay
 
-    def _drop(self, batch: _Batch) -> None:
-        try:
-            self._queue.remove(batch)
-        except ValueError:
-            pass
-
-    def _fail_all(self, error: PoolError) -> None:
-        for batch in list(self._queue):
-            batch.finish(error)
-        self._queue.clear()
-        for w in self._workers:
-            if w.current is not None and not w.dead:
-                w.current[0].finish(error)
-                w.current = None
-
-
-def _episodes(task: Task) -> int:
-    """Return how many episodes a task runs."""
-    return len(task.episodes) if isinstance(task, BatchTask) else 1
-
-
-def _close_after_send(w: _Worker) -> None:
-    """Close a dead worker's connection once no thread is writing to it."""
-    sender = w.sender
-    if sender is None or not sender.is_alive():
-        w.conn.close()
-        return
-
-    def close() -> None:
-        # The worker is dead, so the write fails at once (EPIPE).
-        sender.join()
-        w.conn.close()
-
-    threading.Thread(target=close, daemon=True).start()
-
-
-def _send(conn: multiprocessing.connection.Connection, msg: tuple[int, Task]) -> None:
-    try:
-        conn.send(msg)
-    except (OSError, ValueError, TypeError):
-        # The worker died (its sentinel fires in the dispatcher).
-        pass
+__all__ = [
+    "DEFAULT_MAX_EPISODE_SECONDS",
+    "DEFAULT_RESPAWN_ATTEMPTS",
+    "DEFAULT_STALL_SECONDS",
+    "BatchCancelledError",
+    "BatchHandle",
+    "EpisodeBudgetError",
+    "PoolClosedError",
+    "PoolError",
+    "TaskFailedError",
+    "WorkerCrashedError",
+    "WorkerPool",
+    "_Worker",
+    "_close_after_send",
+]

@@ -1,7 +1,7 @@
 """TensorBoard reads the event files that the Go side writes.
 
 The files are written by Go (package ``tbevents``, and the trainer's recorder in
-``cmd/trainer/progress.go``) and read back here with the ``tensorboard`` package's own
+``cmd/trainer/recorder.go``) and read back here with the ``tensorboard`` package's own
 readers: ``EventFileLoader`` for the raw events of a file (it stops at the first record
 whose CRC32C fails, so reading every record means every checksum held) and
 ``EventAccumulator`` for the scalars as TensorBoard shows them. Needs the ``go`` command.

@@ -23,7 +23,7 @@ import pytest
 
 from envbridge.v1 import envbridge_pb2 as pb
 from envbridge.v1 import envbridge_pb2_grpc as pbg
-from stpis_bridge import lifeline, server
+from stpis_bridge import lifeline, memory
 from stpis_bridge.pool import WorkerPool
 from stpis_bridge.rollout import LinearPolicy
 from stpis_bridge.server import WORKER_MEMORY_BYTES, ServerConfig, max_workers, parse_config
@@ -147,13 +147,13 @@ def test_bad_worker_counts_name_the_flag(count, capsys):
 
 
 def test_the_limit_is_cores_or_memory_whichever_is_less(monkeypatch):
-    monkeypatch.setattr(server, "available_memory", lambda: 1 << 50)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1 << 50)
     assert max_workers() == (_cpu_limit(), f"4 per core on {os.cpu_count()} cores")
     ServerConfig(workers=_cpu_limit()).validate()
     with pytest.raises(ValueError, match=rf"--workers {_cpu_limit() + 1} exceeds the limit"):
         ServerConfig(workers=_cpu_limit() + 1).validate()
 
-    monkeypatch.setattr(server, "available_memory", lambda: 3 * WORKER_MEMORY_BYTES + 5)
+    monkeypatch.setattr(memory, "available_memory", lambda: 3 * WORKER_MEMORY_BYTES + 5)
     limit, why = max_workers()
     assert limit == min(3, _cpu_limit())
     if limit == 3:
@@ -161,7 +161,7 @@ def test_the_limit_is_cores_or_memory_whichever_is_less(monkeypatch):
     with pytest.raises(ValueError, match="available memory"):
         ServerConfig(workers=4).validate()
     # A machine short of memory still runs one worker.
-    monkeypatch.setattr(server, "available_memory", lambda: 0)
+    monkeypatch.setattr(memory, "available_memory", lambda: 0)
     assert max_workers()[0] == 1
     ServerConfig(workers=1).validate()
 

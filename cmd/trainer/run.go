@@ -56,7 +56,7 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 	defer dir.Close()
 	rec := newRecorder(dir, r.Config(), log, stderr)
 	stopped, err = r.Train(ctx, client, rec, train.Loop{CheckpointEvery: checkpointEvery, StopAfter: f.stopAfter, Stop: graceful})
-	rec.end()
+	rec.progress.end()
 	if err != nil {
 		if stopped || errors.Is(err, envclient.ErrBridgeUnavailable) {
 			return stopped, fmt.Errorf("%w; the last checkpoint in %s is kept, and --resume continues from it", err, path)
