@@ -31,6 +31,9 @@ const (
 
 // Meta is run.json: what a run is.
 type Meta struct {
+	// Schema numbers the form of Config (train.ConfigSchema when the run
+	// was created); a run.json written before the number existed has none.
+	Schema int `json:"schema,omitempty"`
 	// Env is the env as requested ("Hopper-v1"), ResolvedEnv the gymnasium
 	// id that ran ("Hopper-v5"), Resolution why, Backend which of the
 	// bridge's backends stepped it.

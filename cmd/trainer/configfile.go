@@ -67,19 +67,24 @@ func readConfigFile(path string) ([]setting, error) {
 
 // runFileSettings reads a run's run.json as a --config file: the settings
 // the run ran with (the same ones trainer config prints), its seed and its
-// env's kwargs. So `trainer train --config RUN/run.json` repeats the run
+// env's kwargs. Every form of run.json reads (train.ReadRunConfig): one
+// without a schema number is told by its shape. So `trainer train --config RUN/run.json` repeats the run
 // bit for bit, and `--seed 2` repeats it on seed 2.
 func runFileSettings(path string, b []byte) ([]setting, error) {
 	var rf struct {
-		Config *train.Config `json:"config"`
+		Schema int             `json:"schema"`
+		Config json.RawMessage `json:"config"`
 	}
 	if err := json.Unmarshal(b, &rf); err != nil {
 		return nil, fmt.Errorf("--config %s: %w", path, err)
 	}
-	if rf.Config == nil {
+	if len(rf.Config) == 0 || string(rf.Config) == "null" {
 		return nil, fmt.Errorf("--config %s: a JSON file must be a run's run.json, with its config (this one has none)", path)
 	}
-	c := *rf.Config
+	c, err := train.ReadRunConfig(rf.Schema, rf.Config)
+	if err != nil {
+		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
 	out := []setting{{"env", c.Problem.Env}, {"preset", c.Preset}, {"method", c.MethodName()}}
 	if st := c.Step(); st != "" {
 		out = append(out, setting{"step", string(st)})

@@ -147,7 +147,7 @@ func create(cfg train.Config, info envclient.EnvInfo, path string, force bool) (
 	}
 	cb, _ := json.Marshal(cfg)
 	ib, _ := json.Marshal(info)
-	meta := rundir.Meta{Env: cfg.Problem.Env, ResolvedEnv: info.ResolvedID, Resolution: info.ResolutionReason, Backend: info.Backend,
+	meta := rundir.Meta{Schema: train.ConfigSchema, Env: cfg.Problem.Env, ResolvedEnv: info.ResolvedID, Resolution: info.ResolutionReason, Backend: info.Backend,
 		Method: cfg.MethodName(), Step: string(cfg.Step()), Label: cfg.Label, Variant: cfg.Name, Seed: cfg.Problem.Seed, K: cfg.Problem.K,
 		Threshold: cfg.Limits.Threshold, HasThreshold: cfg.Limits.HasThreshold, Config: cb, Info: ib, Args: os.Args}
 	meta.Created = time.Now().UTC()

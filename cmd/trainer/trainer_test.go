@@ -141,6 +141,8 @@ func TestSwimmerLearns(t *testing.T) {
 	}
 	if m, err := rundir.ReadMeta(dir); err != nil || (m.Backend != "fast" && m.Backend != "gymnasium") {
 		t.Errorf("run.json backend %q (%v), want the bridge's", m.Backend, err)
+	} else if m.Schema != train.ConfigSchema {
+		t.Errorf("run.json schema %d, want %d", m.Schema, train.ConfigSchema)
 	}
 	for _, f := range []string{rundir.MetaFile, rundir.CheckpointFile, rundir.PolicyFile, rundir.BestFile, rundir.NPZFile, rundir.BestNPZFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
