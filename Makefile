@@ -135,7 +135,7 @@ chaos: venv build ## faults injected into short runs (bridge, worker, trainer: S
 probe: venv build ## bad inputs by area (flags, config files, policy files, render, report, bridge flags): handled cleanly? JSON last line
 	$(VPY) bench/probe_inputs.py
 
-bench-rl: venv build ## the Table 2 / Figure 4 matrix (resumable)
+bench-rl: venv build ## run an experiment matrix, bench/matrices/rl.yaml unless MATRIX=FILE (resumable)
 	bash bench/rl.sh
 
 bench-scale: venv build ## 2 bridge replicas vs 1 (JSON last line)

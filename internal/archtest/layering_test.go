@@ -67,6 +67,7 @@ var layers = map[string]layer{
 	"cmd/trainer":        {command, []string{"convex/figures", "envclient", "envclient/localbridge", "policy", "report", "rundir", "tasks", "tbevents", "train"}},
 	"cmd/convex":         {command, []string{"convex/figures"}},
 	"bench/bridgebench":  {command, []string{"envclient", "envclient/localbridge"}},
+	"bench/matrix":       {command, []string{"tasks"}},
 	"internal/archtest":  {command, nil}, // tests only
 	"internal/fuzzguard": {tools, nil},   // the fuzz targets' hang guard
 	"internal/seal":      {base, nil},    // the checksums inside the run and policy files
