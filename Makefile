@@ -17,7 +17,7 @@ PROTO_TB := proto/tensorboard/v1/event.proto
 # The Go tests that start the real bridge find its interpreter here.
 export STPIS_BRIDGE_PYTHON := $(VPY)
 
-.PHONY: help venv proto proto-check lint fmt build test test-go test-py fuzz chaos probe run bridge demo \
+.PHONY: help venv proto generate proto-check lint fmt build test test-go test-py fuzz chaos probe run bridge demo \
         bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale data data-check clean
 
 help: ## list the targets
@@ -45,6 +45,9 @@ proto: venv $(GOBIN_LOCAL)/protoc-gen-go $(GOBIN_LOCAL)/protoc-gen-go-grpc ## re
 	  --plugin=protoc-gen-go=$(GOBIN_LOCAL)/protoc-gen-go \
 	  --go_out=. --go_opt=module=$(MODULE) \
 	  $(PROTO_TB)
+
+generate: ## regenerate the bridge's copy of the task table (bridge_py/stpis_bridge/paper_tasks.py) from tasks/tasks.go
+	$(GO) generate ./tasks
 
 proto-check: proto ## fail if the committed generated code is stale
 	@git diff --exit-code -- proto bridge_py/envbridge || { echo "generated code is stale: run 'make proto' and commit" >&2; exit 1; }

@@ -4,5 +4,7 @@
 // (Hopper-v1) maps onto today's gymnasium id (Hopper-v5).
 //
 // Everything else reads these facts from here; the bridge resolves names
-// and reports facts about an env, but carries no paper figures.
+// and reports facts about an env, but carries no paper figures: its list of
+// the tasks (bridge_py/stpis_bridge/paper_tasks.py) is generated from this
+// table by `go generate ./tasks`, and internal/archtest holds it current.
 package tasks

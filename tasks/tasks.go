@@ -98,3 +98,16 @@ func Rank(env string) int {
 	}
 	return len(all)
 }
+
+// The env versions of a task: the paper's (gym 0.9 / mujoco-py, which no
+// current gymnasium makes) and the gymnasium version a paper name runs as.
+const (
+	PaperVersion     = "v1"
+	GymnasiumVersion = "v5"
+)
+
+// PaperEnv is a task's env id in the paper: "Hopper-v1".
+func PaperEnv(task string) string { return task + "-" + PaperVersion }
+
+// GymnasiumEnv is the gymnasium id a task's paper env runs as: "Hopper-v5".
+func GymnasiumEnv(task string) string { return task + "-" + GymnasiumVersion }

@@ -47,3 +47,12 @@ func TestTable2Complete(t *testing.T) {
 		t.Error("PaperK")
 	}
 }
+
+func TestEnvIDs(t *testing.T) {
+	if PaperEnv("Hopper") != "Hopper-v1" || GymnasiumEnv("Hopper") != "Hopper-v5" {
+		t.Errorf("PaperEnv, GymnasiumEnv: %s, %s", PaperEnv("Hopper"), GymnasiumEnv("Hopper"))
+	}
+	if Name(PaperEnv("Ant")) != "Ant" || Name(GymnasiumEnv("Ant")) != "Ant" {
+		t.Error("Name does not undo PaperEnv and GymnasiumEnv")
+	}
+}

@@ -18,26 +18,27 @@ import gymnasium as gym
 import mujoco
 import numpy as np
 
+from stpis_bridge import paper_tasks
+
 KwargValue = bool | int | float | str
 Kwargs = Mapping[str, KwargValue]
 
 _MUJOCO_ENTRY_PREFIX = "gymnasium.envs.mujoco"
 
-# The paper's control tasks, in the order of its Table 2, then Walker2d (which the
-# paper does not run): the bridge's one list of them. The paper aliases and the fast
-# backend's tasks derive from it. The Go package tasks holds the same list, and a Go
-# test (internal/archtest) checks that the two agree.
-PAPER_TASKS: tuple[str, ...] = ("Swimmer", "Hopper", "HalfCheetah", "Ant", "Humanoid", "Walker2d")
+# The paper's control tasks (paper_tasks.py, generated from the Go package tasks'
+# table by `go generate ./tasks`; internal/archtest holds it current): the paper
+# aliases and the fast backend's tasks derive from it.
+PAPER_TASKS = paper_tasks.PAPER_TASKS
 
 
 def paper_id(task: str) -> str:
     """Return the paper's env id of a task: ``Hopper`` -> ``Hopper-v1``."""
-    return f"{task}-v1"
+    return f"{task}-{paper_tasks.PAPER_VERSION}"
 
 
 def gymnasium_id(task: str) -> str:
     """Return the gymnasium id a paper task runs as: ``Hopper`` -> ``Hopper-v5``."""
-    return f"{task}-v5"
+    return f"{task}-{paper_tasks.GYMNASIUM_VERSION}"
 
 
 # Paper name -> the gymnasium id that is made.

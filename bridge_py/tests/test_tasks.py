@@ -1,7 +1,7 @@
-"""The bridge's one list of the paper's tasks, and what derives from it.
+"""The bridge's list of the paper's tasks, and what derives from it.
 
-The Go test internal/archtest (TestBridgeTaskListAgreesWithTasks) checks that the list
-agrees with the Go package tasks.
+The list is generated from the Go package tasks (paper_tasks.py, `go generate ./tasks`);
+the Go tests of internal/archtest check that it is current and agrees with the table.
 """
 
 from __future__ import annotations

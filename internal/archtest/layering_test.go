@@ -73,6 +73,7 @@ var layers = map[string]layer{
 	"internal/seal":      {base, nil},    // the checksums inside the run and policy files
 	// writes event files for bridge_py/tests/test_tensorboard_events.py
 	"tbevents/internal/cmd/tbwrite": {command, []string{"tbevents"}},
+	"tasks/internal/pygen":          {command, []string{"tasks"}}, // go generate ./tasks
 }
 
 // testImports are the imports that a package's tests may make beyond its

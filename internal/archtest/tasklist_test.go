@@ -83,8 +83,8 @@ func TestBridgeTaskListAgreesWithTasks(t *testing.T) {
 	aliases := map[string]string{}
 	for _, task := range tasks.All() {
 		names = append(names, task.Name)
-		aliases[task.Name+"-v1"] = task.Name + "-v5"
-		fastIDs = append(fastIDs, task.Name+"-v5")
+		aliases[tasks.PaperEnv(task.Name)] = tasks.GymnasiumEnv(task.Name)
+		fastIDs = append(fastIDs, tasks.GymnasiumEnv(task.Name))
 	}
 	slices.Sort(fastIDs)
 	if !slices.Equal(got.Tasks, names) {
