@@ -1,23 +1,38 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
+	"path/filepath"
+	"strings"
 
+	"github.com/stpis/stpis/internal/safefile"
 	"github.com/stpis/stpis/internal/seal"
 )
 
-// FileVersion is the version of the policy file format that Marshal writes.
-const FileVersion = 1
+// FileVersion is the version of the policy file format that Marshal
+// writes: a file of this version is always sealed. Load also reads version
+// 1, written before seals (sealed or not): the one exception, recognised
+// by its version.
+const FileVersion = 2
+
+// maxFileBytes bounds the size of a policy file Load reads (Humanoid's, the
+// largest task's, is about 200 KB).
+const maxFileBytes = 64 << 20
 
 // File is a saved policy: the weights, the normalizer they were trained
 // with, and the env they act in.
 type File struct {
-	Version    int         `json:"version"`
-	EnvID      string      `json:"env_id"`
+	Version int    `json:"version"`
+	EnvID   string `json:"env_id"`
+	// RunID and Seed name the run whose directory holds the file (its
+	// run.json's); a reader of a run directory refuses a policy of another
+	// run. Empty in a file written outside a run.
+	RunID      string      `json:"run_id,omitempty"`
+	Seed       uint64      `json:"seed,omitempty"`
 	Policy     *Linear     `json:"policy"`
 	Normalizer *Normalizer `json:"normalizer"`
 	// SHA256 seals the file (package seal): Marshal fills it and Load
@@ -50,21 +65,44 @@ func Marshal(f File) ([]byte, error) {
 	return b, nil
 }
 
-// Load reads a policy file that Marshal wrote and validates it.
+// Stamp returns the policy file b (Marshal's) naming the run runID, seed
+// seed, sealed again.
+func Stamp(b []byte, runID string, seed uint64) ([]byte, error) {
+	var f File
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("policy: stamp: %w", err)
+	}
+	f.RunID, f.Seed = runID, seed
+	return Marshal(f)
+}
+
+// ErrExportOnly is wrapped by Load's error for an npz: ARS's layout is
+// written for ARS's own tools, carries no seal, and is not read back.
+var ErrExportOnly = errors.New("an .npz is an export in ARS's layout, for ARS's own tools: it carries no seal, and the trainer does not read it back; give policy.json or best_policy.json (or the run directory)")
+
+// Load reads a policy file that Marshal wrote and validates it: a regular
+// file of at most 64 MiB, sealed (but for version 1, from before seals).
 func Load(path string) (File, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path, maxFileBytes)
 	if err != nil {
 		return File{}, fmt.Errorf("policy: load: %w", err)
 	}
-	if _, err := seal.Check(b); err != nil {
+	if strings.EqualFold(filepath.Ext(path), ".npz") || bytes.HasPrefix(b, []byte("PK\x03\x04")) {
+		return File{}, fmt.Errorf("policy: load %s: %w", path, ErrExportOnly)
+	}
+	sealed, err := seal.Check(b)
+	if err != nil {
 		return File{}, fmt.Errorf("policy: load %s: %w", path, err)
 	}
 	var f File
 	if err := json.Unmarshal(b, &f); err != nil {
 		return File{}, fmt.Errorf("policy: load %s: %w", path, err)
 	}
-	if f.Version != FileVersion {
-		return File{}, fmt.Errorf("policy: load %s: file version %d, this build reads %d", path, f.Version, FileVersion)
+	if f.Version != FileVersion && f.Version != 1 {
+		return File{}, fmt.Errorf("policy: load %s: file version %d, this build reads 1 and %d", path, f.Version, FileVersion)
+	}
+	if f.Version == FileVersion && !sealed {
+		return File{}, fmt.Errorf("policy: load %s: field sha256: missing or empty, but a file of version %d is always sealed: the file was edited", path, f.Version)
 	}
 	if f.Policy == nil || f.Normalizer == nil {
 		return File{}, fmt.Errorf("policy: load %s: missing policy or normalizer", path)

@@ -131,13 +131,13 @@ func checkPoints(pts []rundir.Point) error {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// LoadRun reads one run directory: run.json (required), curve.jsonl
-// (optional; a run that has not logged yet has an empty curve) and
-// result.json (optional).
+// LoadRun reads one run directory, checked by rundir.ReadRun: run.json
+// (required), result.json (optional) and curve.jsonl (an unfinished run's
+// up to its last checkpoint).
 func LoadRun(dir string) (Run, error) {
 	r := Run{Dir: dir}
 	var err error
-	if r.Meta, err = rundir.ReadMeta(dir); err != nil {
+	if r.Meta, r.Curve, r.Result, err = rundir.ReadRun(dir); err != nil {
 		return r, fmt.Errorf("report: %w", err)
 	}
 	if r.Meta.Label == "" {
@@ -146,15 +146,6 @@ func LoadRun(dir string) (Run, error) {
 	if r.Meta.Variant == "" {
 		// Run directories are <out>/<env>/<variant>/seed<N>.
 		r.Meta.Variant = filepath.Base(filepath.Dir(filepath.Clean(dir)))
-	}
-	if r.Curve, err = rundir.ReadCurve(dir); err != nil {
-		return r, fmt.Errorf("report: %w", err)
-	}
-	if r.Result, err = rundir.ReadResult(dir); err != nil {
-		return r, fmt.Errorf("report: %w", err)
-	}
-	if err := rundir.CheckCurve(dir, r.Result); err != nil {
-		return r, fmt.Errorf("report: %w", err)
 	}
 	if err := checkPoints(r.Curve); err != nil {
 		return r, fmt.Errorf("report: %s: %w", filepath.Join(dir, rundir.CurveFile), err)

@@ -24,13 +24,19 @@ type checkpoint struct {
 	// resume refuses a curve edited before the checkpoint (absent in
 	// checkpoints written before it: not checked).
 	CurveSHA256 string `json:"curve_sha256,omitempty"`
+	// RunID and Seed are those of the run's run.json: a checkpoint of
+	// another run does not resume (absent in version 2).
+	RunID string `json:"run_id,omitempty"`
+	Seed  uint64 `json:"seed,omitempty"`
 	// SHA256 is the hex SHA-256 of the file's JSON with this field empty.
 	SHA256 string `json:"sha256"`
 }
 
 // checkpointVersion is the version of checkpoint.json this build writes
-// and reads. Checkpoints written before it (no version) do not resume.
-const checkpointVersion = 2
+// (the run files' Version). It also reads version 2, which names no run
+// and resumes only a run.json from before versions; checkpoints written
+// before version 2 do not resume.
+const checkpointVersion = Version
 
 func (c checkpoint) sum() (string, error) {
 	c.SHA256 = ""
@@ -52,8 +58,8 @@ func parseCheckpoint(path string, b []byte) (checkpoint, error) {
 	bad := func(field, format string, a ...any) error {
 		return fmt.Errorf("rundir: %w: %s: field %s: %s", ErrDamaged, path, field, fmt.Sprintf(format, a...))
 	}
-	if cp.Version != checkpointVersion {
-		return cp, bad("version", "%d, this build resumes version %d only (a run checkpointed by an older build cannot resume; its curve still plots)", cp.Version, checkpointVersion)
+	if cp.Version != checkpointVersion && cp.Version != 2 {
+		return cp, bad("version", "%d, this build resumes versions 2 and %d only (a run checkpointed by an older build cannot resume; its curve still plots)", cp.Version, checkpointVersion)
 	}
 	sum, err := cp.sum()
 	if err != nil {
@@ -70,6 +76,8 @@ func parseCheckpoint(path string, b []byte) (checkpoint, error) {
 		return cp, bad("curve_bytes", "%d is negative", cp.CurveBytes)
 	case !(cp.ElapsedS >= 0) || !(cp.CPUS >= 0):
 		return cp, bad("elapsed_s", "times must be finite and ≥ 0, got %v and %v", cp.ElapsedS, cp.CPUS)
+	case cp.Version == checkpointVersion && cp.CurveSHA256 == "":
+		return cp, bad("curve_sha256", "missing or empty, but a checkpoint of version %d seals the curve", cp.Version)
 	case len(cp.Run) == 0:
 		return cp, bad("run", "the run's state is missing")
 	}

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/stpis/stpis/internal/safefile"
 )
 
 // Path is the directory of one run: <out>/<env>/<method>/seed<N>, where
@@ -61,6 +63,9 @@ type Dir struct {
 	start               time.Time
 	startCPU            float64
 	startEpisodes       int
+	// meta is the run's run.json, whose identity every sealed file the
+	// run writes carries.
+	meta Meta
 }
 
 // Create starts a fresh run in path, writing meta as run.json, and holds
@@ -95,7 +100,11 @@ func create(path string, meta Meta, force bool) (*Dir, error) {
 			return nil, fmt.Errorf("rundir: replacing %s: %w", path, err)
 		}
 	}
-	meta.SHA256 = ""
+	id, err := newRunID()
+	if err != nil {
+		return nil, err
+	}
+	meta.Version, meta.RunID, meta.SHA256 = Version, id, ""
 	if err := writeSealed(filepath.Join(path, MetaFile), meta); err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
@@ -103,7 +112,7 @@ func create(path string, meta Meta, force bool) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
-	return &Dir{path: path, curve: f, curveSum: sha256.New(), start: time.Now(), startCPU: cpuSeconds()}, nil
+	return &Dir{path: path, curve: f, curveSum: sha256.New(), start: time.Now(), startCPU: cpuSeconds(), meta: meta}, nil
 }
 
 // emptyRun removes everything in the run directory path but the lock file,
@@ -149,22 +158,25 @@ func Open(path string) (*Dir, []byte, error) {
 	return d, state, nil
 }
 
-// open is Open under the lock.
+// open is Open under the lock: run.json is checked first, then the
+// checkpoint (which must belong to it), then the curve.
 func open(path string) (*Dir, []byte, error) {
-	cpPath := filepath.Join(path, CheckpointFile)
-	b, err := os.ReadFile(cpPath)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%s %w", path, ErrNoCheckpoint)
-	}
+	meta, err := ReadMeta(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("rundir: %w", err)
+		return nil, nil, err
 	}
-	cp, err := parseCheckpoint(cpPath, b)
+	if _, err := removeStale(path); err != nil {
+		return nil, nil, err
+	}
+	cp, err := readCheckpoint(path, meta)
 	if err != nil {
 		return nil, nil, err
 	}
 	curvePath := filepath.Join(path, CurveFile)
-	f, err := os.OpenFile(curvePath, os.O_RDWR, filePerm)
+	f, err := safefile.Open(curvePath, os.O_RDWR)
+	if errors.Is(err, safefile.ErrNotRegular) {
+		return nil, nil, fmt.Errorf("rundir: resume: %w: %w", ErrDamaged, err)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("rundir: resume: %w", err)
 	}
@@ -173,12 +185,16 @@ func open(path string) (*Dir, []byte, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	d := &Dir{path: path, curve: f, curveSum: sum, priorWall: cp.ElapsedS, priorCPU: cp.CPUS, start: time.Now(), startCPU: cpuSeconds(), startEpisodes: cp.Episodes}
+	d := &Dir{path: path, curve: f, curveSum: sum, priorWall: cp.ElapsedS, priorCPU: cp.CPUS, start: time.Now(), startCPU: cpuSeconds(),
+		startEpisodes: cp.Episodes, meta: meta}
 	return d, cp.Run, nil
 }
 
 // Path returns the directory.
 func (d *Dir) Path() string { return d.path }
+
+// Meta returns the run's run.json.
+func (d *Dir) Meta() Meta { return d.meta }
 
 // Elapsed returns the run's wall and CPU seconds over all its invocations.
 // CPU time is this process's (a local bridge's is not counted).
@@ -229,7 +245,7 @@ func (d *Dir) Checkpoint(s Snapshot) error {
 	}
 	wall, cpu := d.Elapsed()
 	cp := checkpoint{Version: checkpointVersion, Iter: s.Iter, Episodes: s.Episodes, CurveBytes: off, ElapsedS: wall, CPUS: cpu, Run: s.State,
-		CurveSHA256: hex.EncodeToString(d.curveSum.Sum(nil))}
+		CurveSHA256: hex.EncodeToString(d.curveSum.Sum(nil)), RunID: d.meta.RunID, Seed: d.meta.Seed}
 	if cp.SHA256, err = cp.sum(); err != nil {
 		return fmt.Errorf("rundir: checkpoint: %w", err)
 	}
@@ -256,6 +272,7 @@ func (d *Dir) Finish(res Result, npz, bestNPZ []byte) (Result, error) {
 			return res, fmt.Errorf("rundir: finish: %w", err)
 		}
 	}
+	res.Version, res.RunID, res.Seed = Version, d.meta.RunID, d.meta.Seed
 	res.CurveSHA256, res.SHA256 = hex.EncodeToString(d.curveSum.Sum(nil)), ""
 	if err := writeSealed(filepath.Join(d.path, ResultFile), res); err != nil {
 		return res, fmt.Errorf("rundir: finish: %w", err)

@@ -2,8 +2,6 @@ package rundir
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,8 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
-
-	"github.com/stpis/stpis/internal/seal"
 )
 
 // The files of a run directory.
@@ -31,6 +27,13 @@ const (
 
 // Meta is run.json: what a run is.
 type Meta struct {
+	// Version is the version of the run files (Version); 0 in a run.json
+	// written before seals and run identities, which is read as it is.
+	Version int `json:"version,omitempty"`
+	// RunID names the run, drawn at random when it is created: every other
+	// sealed file of the run (result.json, checkpoint.json, the policy
+	// files) carries it, so that a file of another run is refused.
+	RunID string `json:"run_id,omitempty"`
 	// Schema numbers the form of Config (train.ConfigSchema when the run
 	// was created); a run.json written before the number existed has none.
 	Schema int `json:"schema,omitempty"`
@@ -68,6 +71,12 @@ type Meta struct {
 
 // Result is result.json, written when a run ends.
 type Result struct {
+	// Version, RunID and Seed are those of the run's run.json (Meta): a
+	// result of another run is refused. A result without a version was
+	// written before seals.
+	Version int    `json:"version,omitempty"`
+	RunID   string `json:"run_id,omitempty"`
+	Seed    uint64 `json:"seed,omitempty"`
 	// EpisodesToThreshold is the training episodes used when an evaluation
 	// first reached the threshold; nil when none did.
 	EpisodesToThreshold *int    `json:"episodes_to_threshold"`
@@ -243,45 +252,24 @@ func (f *jfloat) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// ReadMeta reads dir's run.json.
-func ReadMeta(dir string) (Meta, error) {
-	path := filepath.Join(dir, MetaFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return Meta{}, fmt.Errorf("rundir: %w", err)
-	}
-	if err := checkSeal(path, b); err != nil {
-		return Meta{}, err
-	}
-	var raw struct {
-		Meta
-		HasThreshold *bool `json:"has_threshold"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return Meta{}, fmt.Errorf("rundir: %s: %w", path, err)
-	}
-	m := raw.Meta
-	if raw.HasThreshold != nil {
-		m.HasThreshold = *raw.HasThreshold
-	} else {
-		m.HasThreshold = m.Threshold != 0
-	}
-	return m, nil
-}
-
 // ReadCurve reads dir's curve.jsonl; a missing file is an empty curve.
 // Blank lines and other log records are skipped. A malformed last line is
 // taken for a write cut short and skipped; a malformed line before it is an
 // error naming the file and the line.
 func ReadCurve(dir string) ([]Point, error) {
 	path := filepath.Join(dir, CurveFile)
-	b, err := os.ReadFile(path)
+	b, err := readFile(path, maxCurveBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rundir: %w", err)
+		return nil, err
 	}
+	return parseCurve(path, b)
+}
+
+// parseCurve reads the points of b, the contents of the curve file path.
+func parseCurve(path string, b []byte) ([]Point, error) {
 	lines := bytes.Split(b, []byte("\n"))
 	last := len(lines) - 1
 	for last >= 0 && len(bytes.TrimSpace(lines[last])) == 0 {
@@ -306,52 +294,6 @@ func ReadCurve(dir string) ([]Point, error) {
 		pts = append(pts, p)
 	}
 	return pts, nil
-}
-
-// ReadResult reads dir's result.json; nil when the run has not finished.
-func ReadResult(dir string) (*Result, error) {
-	path := filepath.Join(dir, ResultFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("rundir: %w", err)
-	}
-	if err := checkSeal(path, b); err != nil {
-		return nil, err
-	}
-	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("rundir: %s: %w", path, err)
-	}
-	return &r, nil
-}
-
-// checkSeal refuses a sealed file whose checksum does not match.
-func checkSeal(path string, b []byte) error {
-	if _, err := seal.Check(b); err != nil {
-		return fmt.Errorf("rundir: %w: %s: %w", ErrDamaged, path, err)
-	}
-	return nil
-}
-
-// CheckCurve checks dir's curve.jsonl against the checksum its finished
-// run recorded (Result.CurveSHA256); a result without one (written before
-// it) is not checked.
-func CheckCurve(dir string, res *Result) error {
-	if res == nil || res.CurveSHA256 == "" {
-		return nil
-	}
-	path := filepath.Join(dir, CurveFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("rundir: %w", err)
-	}
-	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != res.CurveSHA256 {
-		return fmt.Errorf("rundir: %w: %s does not match the checksum in %s: the curve was edited or damaged", ErrDamaged, path, ResultFile)
-	}
-	return nil
 }
 
 // Exists says whether dir holds a run (its run.json).

@@ -145,11 +145,15 @@ func FuzzReadResult(f *testing.F) {
 	for _, s := range []string{`{}`, `null`, `{"reached":true,"episodes_to_threshold":null}`, `{"episodes_to_threshold":-5}`, `{"wall_s":"NaN"}`, `[`} {
 		f.Add([]byte(s))
 	}
+	var meta Meta
+	if err := json.Unmarshal(realRun(f)[MetaFile], &meta); err != nil {
+		f.Fatal(err)
+	}
 	dir, write := fuzzDir(f)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		write(t, map[string][]byte{ResultFile: b})
 		fuzzguard.Within(t, 10*time.Second, func() {
-			r, err := ReadResult(dir)
+			r, err := ReadResult(dir, meta)
 			if err == nil && r == nil {
 				t.Errorf("a result.json that exists read as none")
 			}

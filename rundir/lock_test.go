@@ -90,7 +90,7 @@ func TestRunInUseIsNeitherReplacedNorResumed(t *testing.T) {
 	_, err = Create(path, Meta{}, true)
 	wantLocked(t, "Create --force over a resumed run", err, os.Getpid())
 	d.Close()
-	d, err = Create(path, Meta{Env: "Walker2d-v1"}, true)
+	d, err = Create(path, Meta{Env: "Walker2d-v1", Seed: 1}, true)
 	if err != nil {
 		t.Fatalf("Create --force of a run not in use: %v", err)
 	}

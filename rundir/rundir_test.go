@@ -155,7 +155,7 @@ func TestFinish(t *testing.T) {
 	if _, err := d.Finish(Result{Reached: true, EpisodesToThreshold: &e, BestEval: 3200}, []byte("npz"), nil); err != nil {
 		t.Fatal(err)
 	}
-	r, err := ReadResult(path)
+	r, err := ReadResult(path, readMeta(t, path))
 	if err != nil || r == nil || !r.Reached || *r.EpisodesToThreshold != 12 || r.WallS <= 0 {
 		t.Fatalf("ReadResult = %+v, %v", r, err)
 	}
@@ -205,19 +205,18 @@ func TestEditedFilesAreRefused(t *testing.T) {
 	t.Run("result.json", func(t *testing.T) {
 		path := finished(t)
 		edit(t, filepath.Join(path, ResultFile), `"episodes_to_threshold": 12`, `"episodes_to_threshold": 5 `)
-		if _, err := ReadResult(path); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), ResultFile) {
+		if _, _, _, err := ReadRun(path); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), ResultFile) {
 			t.Fatalf("ReadResult of an edited result.json: %v", err)
 		}
 	})
 	t.Run("curve of a finished run", func(t *testing.T) {
 		path := finished(t)
-		res, err := ReadResult(path)
-		if err != nil || CheckCurve(path, res) != nil {
-			t.Fatalf("the untouched curve: %v, %v", err, CheckCurve(path, res))
+		if _, _, _, err := ReadRun(path); err != nil {
+			t.Fatalf("the untouched run: %v", err)
 		}
 		edit(t, filepath.Join(path, CurveFile), `"iter":2`, `"iter":7`)
-		if err := CheckCurve(path, res); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), CurveFile) {
-			t.Fatalf("CheckCurve of an edited curve: %v", err)
+		if _, _, _, err := ReadRun(path); !errors.Is(err, ErrDamaged) || !strings.Contains(err.Error(), CurveFile) {
+			t.Fatalf("ReadRun of an edited curve: %v", err)
 		}
 	})
 	t.Run("curve before the checkpoint", func(t *testing.T) {
@@ -228,4 +227,14 @@ func TestEditedFilesAreRefused(t *testing.T) {
 			t.Fatalf("resume of a curve edited before its checkpoint: %v", err)
 		}
 	})
+}
+
+// readMeta reads path's run.json or fails the test.
+func readMeta(t *testing.T, path string) Meta {
+	t.Helper()
+	m, err := ReadMeta(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

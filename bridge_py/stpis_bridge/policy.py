@@ -5,15 +5,16 @@
     import gymnasium as gym
     from stpis_bridge import policy
 
-    pi = policy.load("runs/Hopper-v1/stp-combined/seed1")  # run dir, policy.json or .npz
+    pi = policy.load("runs/Hopper-v1/stp-combined/seed1")  # run dir or policy.json
     env = gym.make(pi.gymnasium_id)  # Hopper-v1 (the paper's name) is gymnasium's Hopper-v5
     action = pi.act(obs)
 
 ``load`` reads the files of a run directory: ``best_policy.json`` and ``policy.json``
-(version 1 of the format Go's ``policy.Marshal`` writes: the weights, an optional bias
-and the running normalizer's count, mean and M2), and ARS's ``lin_policy_plus.npz`` and
-``best_lin_policy_plus.npz`` (``[W, mean, std]``, read without unpickling anything but
-numpy arrays, so without ``allow_pickle``).
+(version 2 of the format Go's ``policy.Marshal`` writes, always sealed, naming its run;
+version 1, from before seals, is read too: the weights, an optional bias and the running
+normalizer's count, mean and M2). ARS's ``lin_policy_plus.npz`` and
+``best_lin_policy_plus.npz`` are exports for ARS's own tools: they carry no seal, and
+``load`` refuses them.
 
 ``Policy.act`` computes the action exactly as the bridge does when ``trainer eval``
 replays the file (``rollout.LinearPolicy``):
@@ -27,13 +28,9 @@ as ``trainer eval``'s episode with that seed.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import math
 import os
-import pickle
-import zipfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -43,8 +40,12 @@ import numpy.typing as npt
 from stpis_bridge import envs
 from stpis_bridge.rollout import LinearPolicy, non_finite_what
 
-FILE_VERSION = 1
-"""The version of the policy JSON format this module reads (Go's ``policy.FileVersion``)."""
+FILE_VERSION = 2
+"""The version of the policy JSON format Go's ``policy.Marshal`` writes (``policy.FileVersion``).
+
+A file of this version is always sealed; version 1 (written before seals) is read too."""
+MAX_FILE_BYTES = 64 << 20
+"""The largest policy file read (Go's ``policy.maxFileBytes``)."""
 
 BEST_FILE = "best_policy.json"
 POLICY_FILE = "policy.json"
@@ -188,12 +189,13 @@ def load(
         file = file / BEST_FILE if (file / BEST_FILE).is_file() else file / POLICY_FILE
     if not file.is_file():
         raise PolicyFileError(f"{file}: no such policy file")
-    if file.suffix == ".npz":
-        weights, mean, std = _read_npz(file)
-        bias: Vector | None = None
-        recorded = _run_env(file.parent)
-    else:
-        weights, bias, mean, std, recorded = _read_json(file)
+    if file.suffix.lower() == ".npz":
+        raise PolicyFileError(
+            f"{file}: an .npz is an export in ARS's layout, for ARS's own tools: it carries "
+            "no seal, and load does not read it back; load policy.json or best_policy.json "
+            "(or the run directory)"
+        )
+    weights, bias, mean, std, recorded = _read_json(file)
     if env_id is None:
         env_id = recorded
     elif recorded is not None and gymnasium_env_id(env_id) != gymnasium_env_id(recorded):
@@ -269,7 +271,10 @@ def seal_matches(raw: bytes) -> bool:
 def _read_json(file: Path) -> tuple[Vector, Vector | None, Vector, Vector, str | None]:
     """Return (W, bias, mean, std, env id) of a policy JSON file, validated as Go's Load."""
     try:
-        raw = file.read_bytes()
+        with file.open("rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            raise PolicyFileError(f"{file}: over the limit of {MAX_FILE_BYTES >> 20} MiB")
         doc = json.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PolicyFileError(f"{file}: not a policy JSON file: {exc}") from exc
@@ -277,11 +282,17 @@ def _read_json(file: Path) -> tuple[Vector, Vector | None, Vector, Vector, str |
         raise PolicyFileError(f"{file}: not a policy JSON file: the top level is not an object")
     if not seal_matches(raw):
         raise PolicyFileError(f"{file}: sha256: the checksum does not match: edited or damaged")
-    if doc.get("version") != FILE_VERSION:
+    version = doc.get("version")
+    if version not in (1, FILE_VERSION) or isinstance(version, bool):
         raise PolicyFileError(
-            f"{file}: file version {envs.clip(doc.get('version'))}, this module reads "
-            f"{FILE_VERSION}"
+            f"{file}: file version {envs.clip(version)}, this module reads 1 and {FILE_VERSION}"
         )
+    if version == FILE_VERSION and not doc.get("sha256"):
+        raise PolicyFileError(
+            f"{file}: sha256: missing or empty, but a file of version {FILE_VERSION} is always "
+            "sealed: the file was edited"
+        )
+    _check_run(file, doc)
     pol, norm = doc.get("policy"), doc.get("normalizer")
     if not isinstance(pol, dict) or not isinstance(norm, dict):
         raise PolicyFileError(f"{file}: missing policy or normalizer")
@@ -340,74 +351,26 @@ def _floats(file: Path, field: str, value: object) -> Vector:
     return out
 
 
-def _run_env(run_dir: Path) -> str | None:
-    """Return the env that the run.json in run_dir names, or None."""
+def _check_run(file: Path, doc: dict[str, Any]) -> None:
+    """Refuse a policy file beside a run.json of another run (Go's ``ofRun``)."""
+    run_file = file.parent / RUN_FILE
+    if not run_file.is_file():
+        return
     try:
-        doc = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        return None
-    env = doc.get("env") if isinstance(doc, dict) else None
-    return env if isinstance(env, str) and env else None
-
-
-# The only globals an npz of [W, mean, std] needs: numpy's array reconstruction, under
-# its numpy 1 (which Go's MarshalARS writes) and numpy 2 module names.
-_NPZ_GLOBALS = frozenset(
-    {
-        ("numpy.core.multiarray", "_reconstruct"),
-        ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy", "ndarray"),
-        ("numpy", "dtype"),
-    }
-)
-
-
-class _ArrayUnpickler(pickle.Unpickler):
-    """An unpickler that builds numpy arrays and refuses every other global."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) not in _NPZ_GLOBALS:
-            raise pickle.UnpicklingError(f"refusing {module}.{name}: not a numpy array")
-        if name == "_reconstruct":
-            return _reconstruct()
-        return getattr(np, name)
-
-
-def _reconstruct() -> Any:
-    """Return numpy's ``multiarray._reconstruct`` (numpy 2 moved it to ``numpy._core``)."""
-    try:
-        return importlib.import_module("numpy._core.multiarray")._reconstruct
-    except (ImportError, AttributeError):
-        return importlib.import_module("numpy.core.multiarray")._reconstruct
-
-
-def _read_npz(file: Path) -> tuple[Vector, Vector, Vector]:
-    """Return (W, mean, std) of an npz in ARS's lin_policy_plus layout."""
-    try:
-        with zipfile.ZipFile(file) as z:
-            names = z.namelist()
-            if len(names) != 1 or not names[0].endswith(".npy"):
-                raise PolicyFileError(f"{file}: holds {names}, want one array [W, mean, std]")
-            with z.open(names[0]) as f:
-                version = np.lib.format.read_magic(f)
-                if version == (1, 0):
-                    shape, _, dtype = np.lib.format.read_array_header_1_0(f)
-                else:
-                    shape, _, dtype = np.lib.format.read_array_header_2_0(f)
-                if dtype != np.dtype(object) or shape != (3,):
-                    raise PolicyFileError(
-                        f"{file}: array of {dtype} shape {shape}, want 3 objects [W, mean, std]"
-                    )
-                items = _ArrayUnpickler(f).load()
-    except PolicyFileError:
-        raise
-    except Exception as exc:  # a malformed zip, header or pickle raises many kinds
-        raise PolicyFileError(f"{file}: not an npz of [W, mean, std]: {exc}") from exc
-    parts = list(items) if isinstance(items, np.ndarray | Sequence) else []
-    if len(parts) != 3 or not all(isinstance(p, np.ndarray) for p in parts):
-        raise PolicyFileError(f"{file}: want 3 arrays [W, mean, std]")
-    w, mean, std = (np.asarray(p, dtype=np.float64) for p in parts)
-    return w, mean, std
+        with run_file.open("rb") as f:
+            run = json.loads(f.read(1 << 20).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise PolicyFileError(f"{run_file}: not a run.json: {exc}") from exc
+    if not isinstance(run, dict):
+        raise PolicyFileError(f"{run_file}: not a run.json")
+    run_id, seed = run.get("run_id", ""), run.get("seed", 0)
+    versioned = bool(run.get("version"))
+    if doc.get("run_id", "") != run_id or (versioned and doc.get("seed", 0) != seed):
+        raise PolicyFileError(
+            f"{file}: run_id: run {envs.clip(doc.get('run_id', ''))}, seed "
+            f"{envs.clip(doc.get('seed', 0))}, but {run_file} is run {envs.clip(run_id)}, seed "
+            f"{envs.clip(seed)}: a policy of another run"
+        )
 
 
 def _env_bounds(env_id: str) -> tuple[Vector, Vector]:

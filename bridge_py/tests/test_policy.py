@@ -9,12 +9,10 @@ back to the same bits, as Go's ``encoding/json`` does.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
-import os
-import pickle
 import re
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -185,7 +183,8 @@ def test_load_a_run_directory(tmp_path):
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda d: d.update(version=2), "file version 2, this module reads 1"),
+        (lambda d: d.update(version=3), "file version 3, this module reads 1 and 2"),
+        (lambda d: d.update(version=2), "sha256: missing or empty"),
         (lambda d: d.pop("normalizer"), "missing policy or normalizer"),
         (lambda d: d["policy"].update(w=[1.0]), r"W has 1 entries, want 6 \(2x3\)"),
         (lambda d: d["policy"].update(rows=0), "shape must be positive"),
@@ -218,64 +217,43 @@ def test_not_json_and_wrong_env(tmp_path):
     assert policy.load(path, env_id="Swimmer-v5").env_id == "Swimmer-v5"
 
 
-def npz(path: Path, w: np.ndarray, mean: np.ndarray, std: np.ndarray, numpy1: bool) -> Path:
-    """Write [W, mean, std] as ARS does (np.savez of an object array).
-
-    With numpy1, the pickle names numpy.core.multiarray (protocol 3 GLOBAL opcodes) as
-    Go's policy.MarshalARS and numpy 1 write it.
-    """
-    arr = np.empty(3, dtype=object)
-    arr[:] = [w, mean, std]
-    if not numpy1:
-        np.savez(path, arr)
-        return path
-    data = pickle.dumps(arr, protocol=3)
-    data = data.replace(b"numpy._core.multiarray\n", b"numpy.core.multiarray\n")
-    assert b"cnumpy.core.multiarray\n_reconstruct\n" in data
-    return write_npy(path, data)
-
-
-def write_npy(path: Path, pickled: bytes) -> Path:
-    header = "{'descr': '|O', 'fortran_order': False, 'shape': (3,), }"
-    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
-    head = b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode()
-    with zipfile.ZipFile(path, "w") as z:
-        z.writestr("arr_0.npy", head + pickled)
-    return path
-
-
-@pytest.mark.parametrize("numpy1", [False, True])
-def test_load_ars_npz(tmp_path, numpy1):
-    rng = np.random.default_rng(3)
-    w, mean, std = rng.normal(0, 1, (2, 8)), rng.normal(0, 1, 8), rng.uniform(0.5, 2, 8)
+def test_npz_is_export_only(tmp_path):
     run = tmp_path / "seed1"
     run.mkdir()
-    path = npz(run / "lin_policy_plus.npz", w, mean, std, numpy1)
-    with pytest.raises(policy.PolicyFileError, match="pass env_id or action_space"):
-        policy.load(path)
-    (run / "run.json").write_text(json.dumps({"env": "Swimmer-v1", "seed": 1}))
-    pi = policy.load(path)
-    assert pi.env_id == "Swimmer-v1" and pi.gymnasium_id == "Swimmer-v5"
-    np.testing.assert_array_equal(pi.weights, w)
-    np.testing.assert_array_equal(pi.obs_std, std)
-    np.testing.assert_array_equal(pi.bias, np.zeros(2))
-    obs = rng.normal(0, 1, 8)
-    np.testing.assert_allclose(pi.act(obs), np.clip(w @ ((obs - mean) / std), -1, 1), rtol=1e-12)
+    (run / "lin_policy_plus.npz").write_bytes(b"PK\x03\x04 an ARS export")
+    with pytest.raises(policy.PolicyFileError, match="export in ARS's layout"):
+        policy.load(run / "lin_policy_plus.npz", env_id="Swimmer-v1")
 
 
-class _Boom:
-    def __reduce__(self):
-        return (os.mkdir, ("boom",))
+def test_sealed_policy_of_another_run_is_refused(tmp_path):
+    """A version 2 file must be sealed, and name the run.json beside it."""
+    run = tmp_path / "seed1"
+    run.mkdir()
+    go = subprocess_policy(run / "policy.json", run_id="aa", seed=1)
+    (run / "run.json").write_text(json.dumps({"version": 3, "run_id": "aa", "seed": 1}))
+    assert policy.load(run, action_space=([-1, -1], [1, 1])).weights.shape == (2, 3)
+    (run / "run.json").write_text(json.dumps({"version": 3, "run_id": "bb", "seed": 1}))
+    with pytest.raises(policy.PolicyFileError, match="a policy of another run"):
+        policy.load(run, action_space=([-1, -1], [1, 1]))
+    doc = json.loads(go.read_text())
+    doc["sha256"] = ""
+    go.write_text(json.dumps(doc))
+    with pytest.raises(policy.PolicyFileError, match="sha256: missing or empty"):
+        policy.load(go, action_space=([-1, -1], [1, 1]))
 
 
-def test_npz_refuses_anything_but_arrays(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    arr = np.empty(3, dtype=object)
-    arr[:] = [np.eye(2), _Boom(), np.ones(2)]
-    path = write_npy(tmp_path / "evil.npz", pickle.dumps(arr, protocol=3))
-    with pytest.raises(policy.PolicyFileError, match="refusing .*mkdir: not a numpy array"):
-        policy.load(path, env_id="Swimmer-v1")
-    assert not (tmp_path / "boom").exists()
-    (tmp_path / "junk.npz").write_bytes(b"PK not a zip")
-    with pytest.raises(policy.PolicyFileError, match="not an npz"):
-        policy.load(tmp_path / "junk.npz", env_id="Swimmer-v1")
+def subprocess_policy(path: Path, *, run_id: str, seed: int) -> Path:
+    """Write a version 2 policy file sealed as Go's package seal does."""
+    doc = {
+        "version": 2,
+        "env_id": "Swimmer-v1",
+        "run_id": run_id,
+        "seed": seed,
+        "policy": {"rows": 2, "cols": 3, "w": [0.5] * 6},
+        "normalizer": {"count": 0, "mean": [0.0] * 3, "m2": [0.0] * 3},
+        "sha256": "",
+    }
+    raw = json.dumps(doc, separators=(",", ":")).encode()
+    digest = hashlib.sha256(raw).hexdigest().encode()
+    path.write_bytes(raw.replace(b'"sha256":""', b'"sha256":"' + digest + b'"'))
+    return path

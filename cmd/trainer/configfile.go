@@ -3,14 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/stpis/stpis/internal/safefile"
 	"github.com/stpis/stpis/train"
 )
 
@@ -22,26 +23,27 @@ const maxConfigFile = 1 << 20
 // `trainer config` writes it, or a run's run.json (see runFileSettings).
 // The settings come back in the file's order.
 func readConfigFile(path string) ([]setting, error) {
-	f, err := os.Open(path)
+	// A regular file only (a FIFO is refused, not waited on), read to at
+	// most one byte past the limit.
+	b, err := safefile.Read(path, maxConfigFile)
 	if err != nil {
 		return nil, fmt.Errorf("--config: %w", err)
-	}
-	defer f.Close()
-	// Read at most one byte past the limit: a file without end
-	// (/dev/zero) is refused there instead of filling memory.
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("--config: %w", err)
-	}
-	if len(b) > maxConfigFile {
-		return nil, fmt.Errorf("--config %s: over the limit of %d bytes", path, maxConfigFile)
 	}
 	if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
 		return runFileSettings(path, b)
 	}
-	var doc yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&doc); err != nil {
+	var doc, more yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("--config %s: %w", path, err)
+	}
+	// A second document (after ---) would be ignored: refused instead.
+	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
+		line := more.Line
+		if err != nil {
+			return nil, fmt.Errorf("--config %s: after the first document: %w", path, err)
+		}
+		return nil, fmt.Errorf("--config %s: line %d: a second YAML document (after ---); want one mapping of setting names to values", path, line)
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("--config %s: want a mapping of setting names to values (trainer config writes one)", path)

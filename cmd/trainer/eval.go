@@ -121,5 +121,26 @@ func policyFile(path string) (string, policy.File, error) {
 	// A file that is there but does not load is a bad file, not a bad
 	// command line: exit 1.
 	p, err := policy.Load(file)
-	return file, p, err
+	if err != nil {
+		return file, p, err
+	}
+	return file, p, ofRun(file, p)
+}
+
+// ofRun refuses a policy file in a run directory (beside a run.json) that
+// another run wrote: a run of this version names itself in its policies.
+func ofRun(file string, p policy.File) error {
+	dir := filepath.Dir(file)
+	if !rundir.Exists(dir) {
+		return nil
+	}
+	meta, err := rundir.ReadMeta(dir)
+	if err != nil {
+		return err
+	}
+	if p.RunID != meta.RunID || (meta.Version != 0 && p.Seed != meta.Seed) {
+		return fmt.Errorf("%s: field run_id: run %q, seed %d, but %s is run %q, seed %d: a policy of another run",
+			file, p.RunID, p.Seed, filepath.Join(dir, rundir.MetaFile), meta.RunID, meta.Seed)
+	}
+	return nil
 }

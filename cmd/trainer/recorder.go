@@ -6,6 +6,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/stpis/stpis/policy"
 	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/tbevents"
 	"github.com/stpis/stpis/train"
@@ -114,4 +115,19 @@ func scalars(p rundir.Point) []tbevents.Scalar {
 }
 
 // Checkpoint saves the run's state.
-func (r *recorder) Checkpoint(s rundir.Snapshot) error { return r.dir.Checkpoint(s) }
+// The policy files are stamped with the run's identity (its run.json's
+// run_id and seed), so that a reader of the run refuses a policy of
+// another.
+func (r *recorder) Checkpoint(s rundir.Snapshot) error {
+	m := r.dir.Meta()
+	var err error
+	if s.Policy, err = policy.Stamp(s.Policy, m.RunID, m.Seed); err != nil {
+		return err
+	}
+	if s.Best != nil {
+		if s.Best, err = policy.Stamp(s.Best, m.RunID, m.Seed); err != nil {
+			return err
+		}
+	}
+	return r.dir.Checkpoint(s)
+}

@@ -85,11 +85,18 @@ func open(f *trainFlags, cfg train.Config, info envclient.EnvInfo, path string, 
 	if !f.resume || !rundir.Exists(path) {
 		return create(cfg, info, path, f.force)
 	}
+	// run.json is checked before anything runs, and every other file
+	// against it: a damaged file or one of another run is refused now, not
+	// after the compute is spent.
+	meta, err := rundir.ReadMeta(path)
+	if err != nil {
+		return nil, nil, damaged(err)
+	}
 	// A finished run is left as it is unless --max-episodes raises its
 	// budget; it needs no checkpoint for that (committed results have none).
-	finished, err := rundir.ReadResult(path)
+	finished, err := rundir.ReadResult(path, meta)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, damaged(err)
 	}
 	if finished != nil && !f.set["max-episodes"] {
 		return nil, nil, leave(finished, log, stdout, "nothing to resume")
@@ -101,15 +108,16 @@ func open(f *trainFlags, cfg train.Config, info envclient.EnvInfo, path string, 
 	case errors.Is(err, rundir.ErrNoCheckpoint):
 		log.Info().Msg("the run stopped before its first checkpoint; starting it again")
 		return create(cfg, info, path, true)
-	case errors.Is(err, rundir.ErrDamaged):
-		return nil, nil, fmt.Errorf("%w; restore the file, or start the run again with --force", err)
 	case err != nil:
-		return nil, nil, err
+		return nil, nil, damaged(err)
 	}
 	r, err := train.Restore(state)
+	if err == nil {
+		err = checkpointOfRun(meta, r.Config())
+	}
 	if err != nil {
 		dir.Close()
-		return nil, nil, fmt.Errorf("resume %s: %w", path, err)
+		return nil, nil, damaged(fmt.Errorf("resume %s: %w", path, err))
 	}
 	warnIfChanged(log, cfg, info, r)
 	why, err := resume(f, cfg.Limits.MaxEpisodes, dir, r, finished != nil, log)
@@ -121,6 +129,35 @@ func open(f *trainFlags, cfg train.Config, info envclient.EnvInfo, path string, 
 		return nil, nil, err
 	}
 	return dir, r, nil
+}
+
+// damaged adds the way out to an error that wraps rundir.ErrDamaged.
+func damaged(err error) error {
+	if errors.Is(err, rundir.ErrDamaged) {
+		return fmt.Errorf("%w; restore the file, or start the run again with --force", err)
+	}
+	return err
+}
+
+// checkpointOfRun refuses a checkpoint whose run is not the one run.json describes
+// (a checkpoint copied in from another run): env, method, variant and seed
+// must agree.
+func checkpointOfRun(meta rundir.Meta, cfg train.Config) error {
+	bad := func(field, was, is string) error {
+		return fmt.Errorf("%w: %s is a run of %s %s, but its %s is of %s %s: a checkpoint of another run",
+			rundir.ErrDamaged, rundir.MetaFile, field, was, rundir.CheckpointFile, field, is)
+	}
+	switch {
+	case cfg.Problem.Env != meta.Env:
+		return bad("env", meta.Env, cfg.Problem.Env)
+	case cfg.MethodName() != meta.Method:
+		return bad("method", meta.Method, cfg.MethodName())
+	case meta.Variant != "" && cfg.Name != meta.Variant:
+		return bad("variant", meta.Variant, cfg.Name)
+	case cfg.Problem.Seed != meta.Seed:
+		return bad("seed", fmt.Sprint(meta.Seed), fmt.Sprint(cfg.Problem.Seed))
+	}
+	return nil
 }
 
 // warnIfChanged says when a resumed run's configuration or env differs

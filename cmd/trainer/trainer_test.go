@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/stpis/stpis/envclient/localbridge"
+	"github.com/stpis/stpis/policy"
 	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/train"
 )
@@ -90,10 +91,11 @@ func sameRun(t *testing.T, dirA, dirB string) int {
 			t.Fatalf("curve line %d differs:\n%s\n%s", i+1, ja, jb)
 		}
 	}
-	pa, _ := os.ReadFile(filepath.Join(dirA, rundir.PolicyFile))
-	pb, _ := os.ReadFile(filepath.Join(dirB, rundir.PolicyFile))
-	if !bytes.Equal(pa, pb) {
-		t.Fatalf("final policies differ:\n%s\n%s", pa, pb)
+	// The policies name their runs: all else must be the same, bit for bit.
+	pa, pb := loadPolicy(t, dirA), loadPolicy(t, dirB)
+	pa.RunID, pa.SHA256, pb.RunID, pb.SHA256 = "", "", "", ""
+	if ja, jb := mustJSON(t, pa), mustJSON(t, pb); !bytes.Equal(ja, jb) {
+		t.Fatalf("final policies differ:\n%s\n%s", ja, jb)
 	}
 	if ra, rb := readResult(t, dirA), readResult(t, dirB); ra.Episodes != rb.Episodes || ra.FinalEval != rb.FinalEval || ra.BestEval != rb.BestEval {
 		t.Fatalf("results differ: %+v vs %+v", ra, rb)
@@ -101,9 +103,31 @@ func sameRun(t *testing.T, dirA, dirB string) int {
 	return len(a)
 }
 
+func loadPolicy(t *testing.T, dir string) policy.File {
+	t.Helper()
+	p, err := policy.Load(filepath.Join(dir, rundir.PolicyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func readResult(t *testing.T, dir string) rundir.Result {
 	t.Helper()
-	r, err := rundir.ReadResult(dir)
+	m, err := rundir.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rundir.ReadResult(dir, m)
 	if err != nil || r == nil {
 		t.Fatalf("result of %s: %v, %v", dir, r, err)
 	}
@@ -333,9 +357,9 @@ func TestSIGTERMCheckpointsAndResumes(t *testing.T) {
 	if code, _, stderr := trainer(t, append(common, "--out", outB, "--resume")...); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
-	pa, _ := os.ReadFile(filepath.Join(outA, "Swimmer-v1", "stp_is-adaptive", "seed9", rundir.PolicyFile))
-	pb, _ := os.ReadFile(filepath.Join(dirB, rundir.PolicyFile))
-	if !bytes.Equal(pa, pb) {
+	pa, pb := loadPolicy(t, filepath.Join(outA, "Swimmer-v1", "stp_is-adaptive", "seed9")), loadPolicy(t, dirB)
+	pa.RunID, pa.SHA256, pb.RunID, pb.SHA256 = "", "", "", ""
+	if !bytes.Equal(mustJSON(t, pa), mustJSON(t, pb)) {
 		t.Fatalf("the resumed run's final policy differs from the uninterrupted run's")
 	}
 }

@@ -41,13 +41,13 @@ var layers = map[string]layer{
 	// The optimizers, the policy, the task facts, the convex problems, the
 	// run directory's files and the generated wire code: leaves.
 	"ars":                   {leaf, nil},
-	"policy":                {leaf, []string{"internal/seal"}},
+	"policy":                {leaf, []string{"internal/safefile", "internal/seal"}},
 	"stp":                   {leaf, nil},
 	"surrogate":             {leaf, nil},
 	"tasks":                 {leaf, nil},
 	"convex":                {leaf, nil},
 	"convex/data":           {leaf, nil}, // the shipped LIBSVM files, embedded
-	"rundir":                {leaf, []string{"internal/seal"}},
+	"rundir":                {leaf, []string{"internal/safefile", "internal/seal"}},
 	"proto/envbridge/v1":    {wire, nil}, // generated: imported only by envclient
 	"proto/tensorboard/v1":  {wire, nil}, // generated: imported only by tbevents
 	"envclient/localbridge": {leaf, nil},
@@ -64,13 +64,14 @@ var layers = map[string]layer{
 	"train": {loop, []string{"ars", "envclient", "policy", "rundir", "stp", "surrogate", "tasks"}},
 
 	// The commands, and these tests.
-	"cmd/trainer":        {command, []string{"convex/figures", "envclient", "envclient/localbridge", "policy", "report", "rundir", "tasks", "tbevents", "train"}},
+	"cmd/trainer":        {command, []string{"convex/figures", "envclient", "envclient/localbridge", "internal/safefile", "policy", "report", "rundir", "tasks", "tbevents", "train"}},
 	"cmd/convex":         {command, []string{"convex/figures"}},
 	"bench/bridgebench":  {command, []string{"envclient", "envclient/localbridge"}},
 	"bench/matrix":       {command, []string{"tasks"}},
 	"internal/archtest":  {command, nil}, // tests only
 	"internal/fuzzguard": {tools, nil},   // the fuzz targets' hang guard
 	"internal/seal":      {base, nil},    // the checksums inside the run and policy files
+	"internal/safefile":  {base, nil},    // bounded reads of regular files only
 	// writes event files for bridge_py/tests/test_tensorboard_events.py
 	"tbevents/internal/cmd/tbwrite": {command, []string{"tbevents"}},
 	"tasks/internal/pygen":          {command, []string{"tasks"}}, // go generate ./tasks
