@@ -108,9 +108,24 @@ def curve(run: Path) -> list[dict[str, object]]:
     return out
 
 
+# The fields that name a run (and the seals over them): two runs of the same settings
+# differ in these only.
+IDENTITY = {"run_id", "sha256"}
+
+
 def result(run: Path) -> dict[str, object]:
     doc = json.loads((run / "result.json").read_text())
-    return {k: v for k, v in doc.items() if k not in TIMING and "sha256" not in k}
+    return {k: v for k, v in doc.items() if k not in TIMING and k not in IDENTITY}
+
+
+def policy(run: Path) -> dict[str, object]:
+    doc = json.loads((run / "policy.json").read_text())
+    return {k: v for k, v in doc.items() if k not in IDENTITY}
+
+
+def temporaries(run: Path) -> list[str]:
+    """The temporary files of atomic writes left in the run directory."""
+    return sorted(p.name for p in run.iterdir() if p.name.startswith(".") and ".tmp" in p.name)
 
 
 def run_dir(out: Path) -> Path:
@@ -164,12 +179,12 @@ def compare(name: str, reference: Path, out: Path, detail: str) -> Outcome:
         reached = int(str(done[-1]["episodes"])) if done else 0
         return Outcome(name, False, episodes - reached, detail + "; the run did not finish")
     same = (
-        curve(got) == want_curve
-        and result(got) == want_result
-        and (got / "policy.json").read_bytes() == (reference / "policy.json").read_bytes()
+        curve(got) == want_curve and result(got) == want_result and policy(got) == policy(reference)
     )
+    left = temporaries(got)
     lost = episodes - int(str(result(got)["episodes"]))
-    return Outcome(name, same, max(lost, 0), detail + ("" if same else "; differs"))
+    note = ("" if same else "; differs") + (f"; left {left}" if left else "")
+    return Outcome(name, same and not left, max(lost, 0), detail + note)
 
 
 def pause(pid: int, seconds: float = 3.0, group: bool = False) -> None:

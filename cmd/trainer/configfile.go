@@ -37,13 +37,19 @@ func readConfigFile(path string) ([]setting, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("--config %s: %w", path, err)
 	}
-	// A second document (after ---) would be ignored: refused instead.
-	if err := dec.Decode(&more); !errors.Is(err, io.EOF) {
-		line := more.Line
+	// A second document (after ---) would be ignored: refused instead
+	// (an empty one is nothing).
+	for {
+		err := dec.Decode(&more)
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--config %s: after the first document: %w", path, err)
 		}
-		return nil, fmt.Errorf("--config %s: line %d: a second YAML document (after ---); want one mapping of setting names to values", path, line)
+		if empty := len(more.Content) == 0 || (len(more.Content) == 1 && more.Content[0].Tag == "!!null" && more.Content[0].Value == ""); !empty {
+			return nil, fmt.Errorf("--config %s: line %d: a second YAML document (after ---); want one mapping of setting names to values", path, more.Line)
+		}
 	}
 	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("--config %s: want a mapping of setting names to values (trainer config writes one)", path)
