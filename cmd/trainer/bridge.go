@@ -103,8 +103,8 @@ func (l *lineLogger) emit(line string) {
 	l.log.WithLevel(lvl).Str("logger", m[2]).Msg(m[3])
 }
 
-// describe resolves the env, turning NotFound into a message that lists the
-// envs the bridge can make, each once.
+// describe resolves the env, turning NotFound into one line that names the
+// id the bridge knows nearest to it and the paper names, not every id.
 func describe(ctx context.Context, c *envclient.Client, env string, kw envclient.Kwargs) (envclient.EnvInfo, error) {
 	info, err := c.Describe(ctx, env, kw)
 	if err == nil {
@@ -113,18 +113,21 @@ func describe(ctx context.Context, c *envclient.Client, env string, kw envclient
 	if status.Code(err) == codes.NotFound {
 		list, lerr := c.ListEnvs(ctx)
 		if lerr == nil {
-			var aliases, ids []string
+			var aliases []string
 			for a := range list.Aliases {
 				aliases = append(aliases, a)
 			}
-			for _, id := range list.EnvIDs {
-				if _, alias := list.Aliases[id]; !alias {
-					ids = append(ids, id)
-				}
-			}
 			sort.Strings(aliases)
-			return info, usageError{fmt.Errorf("unknown env %q; the bridge knows the paper names %s and the gymnasium ids %s",
-				env, strings.Join(aliases, ", "), strings.Join(ids, ", "))}
+			msg := fmt.Sprintf("unknown env %q", env)
+			if s := suggest(env, list.EnvIDs); s != "" {
+				msg += fmt.Sprintf(": did you mean %s?", s)
+			}
+			if strings.Contains(env, ":") {
+				// The bridge's own reason (a module it does not allow, say).
+				msg += ": " + status.Convert(err).Message()
+			}
+			return info, usageError{fmt.Errorf("%s (the bridge knows the paper names %s and %d gymnasium ids; ListEnvs lists them)",
+				msg, strings.Join(aliases, ", "), len(list.EnvIDs)-len(aliases))}
 		}
 	}
 	return info, fmt.Errorf("describe %q: %w", env, err)

@@ -2,26 +2,27 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/stpis/stpis/tasks"
 )
 
 // runConfig is the config subcommand: the complete settings a run would
 // start with, as a YAML file that --config reads back.
 func runConfig(args []string, stdout, stderr io.Writer) error {
 	var sel selection
-	fs := flag.NewFlagSet("trainer config", flag.ContinueOnError)
+	fs := newFlagSet("trainer config")
 	sel.register(fs)
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	switch {
 	case fs.NArg() > 0:
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	case sel.env == "" && sel.configFile == "":
-		return usageError{errors.New("flag -env is required (for example --env Hopper-v1)")}
+		return usageError{errors.New("flag --env is required (for example --env Hopper-v1)")}
 	}
 	c, err := sel.resolve(nil)
 	if err != nil {
@@ -30,6 +31,7 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 	if err := c.Validate(); err != nil {
 		return usageError{err}
 	}
+	warnUnknownTask(stderr, c.Problem.Env)
 	fmt.Fprintf(stdout, "# trainer train --config FILE runs with these settings; flags override them.\n")
 	fmt.Fprintf(stdout, "# %s\n", c.Named().Label)
 	fmt.Fprintf(stdout, "env: %s\npreset: %s\nmethod: %s\n", yamlScalar(c.Problem.Env), c.Preset, c.MethodName())
@@ -44,6 +46,20 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, line)
 	}
 	return nil
+}
+
+// warnUnknownTask says on w when env is not one of the task table's, so
+// that its settings are the table's fallback, and names the task it is a
+// near miss of.
+func warnUnknownTask(w io.Writer, env string) {
+	if _, ok := tasks.Lookup(env); ok {
+		return
+	}
+	msg := fmt.Sprintf("warning: %s is not a task of the table (train/presets.yaml): these are its fallback settings (no threshold, the fallback budget)", env)
+	if s := misspeltTask(env); s != "" {
+		msg += fmt.Sprintf("; did you mean %s?", s)
+	}
+	fmt.Fprintln(w, msg)
 }
 
 // yamlScalar quotes v where YAML would read it as something else.

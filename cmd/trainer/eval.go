@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,22 +19,22 @@ import (
 // line: a sentence on a terminal, one JSON object off it.
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var bf bridgeFlags
-	fs := flag.NewFlagSet("trainer eval", flag.ContinueOnError)
+	fs := newFlagSet("trainer eval")
 	bf.register(fs)
 	path := fs.String("policy", "", "a policy file (policy.json, best_policy.json) or a run directory (its best policy)")
 	episodes := fs.Int("episodes", 100, "evaluation episodes")
 	seed := fs.Uint64("seed", 0, "seed of the evaluation episodes")
 	horizon := fs.Int("horizon", 0, "maximum episode length (0: the env's)")
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	switch {
 	case *path == "":
-		return usageError{errors.New("flag -policy is required")}
+		return usageError{errors.New("flag --policy is required")}
 	case *episodes < 1 || *episodes > 100000:
-		return usageError{fmt.Errorf("invalid value %d for flag -episodes: want 1..100000", *episodes)}
+		return usageError{fmt.Errorf("invalid value %d for flag --episodes: want 1..100000", *episodes)}
 	case *horizon < 0:
-		return usageError{fmt.Errorf("invalid value %d for flag -horizon: want ≥ 0", *horizon)}
+		return usageError{fmt.Errorf("invalid value %d for flag --horizon: want ≥ 0", *horizon)}
 	}
 	if err := bf.check(); err != nil {
 		return usageError{err}
@@ -116,7 +115,7 @@ func policyFile(path string) (string, policy.File, error) {
 		}
 	}
 	if _, err := os.Stat(file); err != nil {
-		return "", policy.File{}, usageError{fmt.Errorf("flag -policy: %w", err)}
+		return "", policy.File{}, usageError{fmt.Errorf("flag --policy: %w", err)}
 	}
 	// A file that is there but does not load is a bad file, not a bad
 	// command line: exit 1.

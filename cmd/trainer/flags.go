@@ -20,29 +20,61 @@ type usageError struct{ err error }
 func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
+// newFlagSet returns a flag set whose usage lists its flags as --flag.
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() { groupedUsage(fs, nil) }
+	return fs
+}
+
 // parseFlags parses args into fs. A bad flag gives one error line (the
-// caller prints it with a hint to run -h), not the whole usage; -h prints
-// the usage.
-func parseFlags(fs *flag.FlagSet, args []string, stderr io.Writer) error {
+// caller prints it with a hint to run -h), naming flags as --flag and
+// suggesting the flag meant; -h prints the usage on stdout.
+func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(stderr)
+		fs.SetOutput(stdout)
 		fs.Usage()
 		return err
 	}
 	if err != nil {
-		return usageError{err}
+		return usageError{flagError(fs, err)}
 	}
 	return nil
 }
 
+// flagError rewrites the flag package's errors with two dashes, and adds
+// the nearest defined flag to "flag provided but not defined".
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		name = strings.TrimLeft(name, "-")
+		var names []string
+		fs.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
+		msg = "unknown flag --" + name
+		if s := suggest(name, names); s != "" {
+			msg += ": did you mean --" + s + "?"
+		}
+		return errors.New(msg)
+	}
+	return errors.New(dashes(msg))
+}
+
+// dashes writes "flag -x" as "flag --x" in the flag package's messages.
+func dashes(msg string) string {
+	for _, p := range []string{"flag -", "flag: -", "argument: -"} {
+		msg = strings.ReplaceAll(msg, p, p+"-")
+	}
+	return msg
+}
+
 // parseInterspersed parses flags that may come after positional arguments
 // (trainer plot runs/ -o curve.png) and returns the positional ones.
-func parseInterspersed(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, error) {
+func parseInterspersed(fs *flag.FlagSet, args []string, stdout io.Writer) ([]string, error) {
 	var pos []string
 	for {
-		if err := parseFlags(fs, args, stderr); err != nil {
+		if err := parseFlags(fs, args, stdout); err != nil {
 			return nil, err
 		}
 		if fs.NArg() == 0 {
@@ -84,7 +116,7 @@ func (b *bridgeFlags) register(fs *flag.FlagSet) {
 // loopback.
 func (b *bridgeFlags) check() error {
 	if b.tls.CA != "" && b.bridge == "" {
-		return errors.New("flag -bridge-tls needs -bridge (a running bridge's address): the local bridge the trainer starts is plaintext on loopback")
+		return errors.New("flag --bridge-tls needs --bridge (a running bridge's address): the local bridge the trainer starts is plaintext on loopback")
 	}
 	return nil
 }
@@ -200,7 +232,8 @@ func (k *kwargsFlag) Set(s string) error {
 }
 
 // groupedUsage prints the flags of fs by group, each with its usage and
-// default; a flag in no group is listed last, so none is hidden.
+// default; a flag in no group is listed last, so none is hidden. With no
+// groups, every flag is listed under "flags".
 func groupedUsage(fs *flag.FlagSet, groups []struct {
 	title string
 	flags []string
@@ -225,11 +258,14 @@ func groupedUsage(fs *flag.FlagSet, groups []struct {
 			}
 		}
 	}
-	first := true
+	first, title := true, "Other"
+	if len(groups) == 0 {
+		title = "flags"
+	}
 	fs.VisitAll(func(fl *flag.Flag) {
 		if !listed[fl.Name] {
 			if first {
-				fmt.Fprintf(w, "\nOther:\n")
+				fmt.Fprintf(w, "\n%s:\n", title)
 				first = false
 			}
 			print(fl)

@@ -15,7 +15,7 @@ import (
 func newLogger(w io.Writer, level string) (zerolog.Logger, error) {
 	lvl, err := zerolog.ParseLevel(level)
 	if err != nil || level == "" {
-		return zerolog.Nop(), usageError{fmt.Errorf("invalid value %q for flag -log-level: want trace, debug, info, warn, error", level)}
+		return zerolog.Nop(), usageError{fmt.Errorf("invalid value %q for flag --log-level: want trace, debug, info, warn, error", level)}
 	}
 	if isTerminal(w) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: time.TimeOnly}

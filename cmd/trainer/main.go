@@ -92,7 +92,7 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 	}
 	switch {
 	case sub == "train" && len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
-		fmt.Fprintln(stderr, usageText)
+		fmt.Fprintln(stdout, usageText)
 	case sub == "train" && len(args) == 1 && (args[0] == "-version" || args[0] == "--version"):
 		sub = "version"
 	}
@@ -128,7 +128,7 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 		fmt.Fprintln(stdout, version())
 		return exitOK
 	case "help":
-		fmt.Fprintln(stderr, usageText)
+		fmt.Fprintln(stdout, usageText)
 		return exitOK
 	default:
 		fmt.Fprintf(stderr, "trainer: unknown subcommand %q; run 'trainer -h' for the list\n", sub)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConvexDataShipped: `trainer convex` reads the LIBSVM files shipped
@@ -29,5 +30,63 @@ func TestConvexDataShipped(t *testing.T) {
 	code, _, stderr = trainer(t, "convex", "--data-dir", t.TempDir(), "--out", out)
 	if code != exitFailure || !strings.Contains(stderr, "--data-dir") {
 		t.Errorf("a --data-dir without the files: exit %d, %s", code, stderr)
+	}
+}
+
+// TestHelpOnStdout: -h of the command and of every subcommand goes to
+// stdout (so `trainer -h | less` shows it), lists each flag as --flag, and
+// shows no placeholder leaked from a flag's help.
+func TestHelpOnStdout(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"train", "-h"}, {"config", "-h"}, {"eval", "-h"},
+		{"render", "-h"}, {"plot", "-h"}, {"table", "-h"}, {"convex", "-h"}} {
+		code, stdout, stderr := trainer(t, args...)
+		if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "usage") {
+			t.Errorf("%v: exit %d, stdout %.80q, stderr %.200q", args, code, stdout, stderr)
+		}
+		for _, bad := range []string{"Usage of", "\n  -o", "\n  -e", "--config trainer config"} {
+			if strings.Contains(stdout, bad) {
+				t.Errorf("%v: the usage holds %q:\n%s", args, bad, stdout)
+			}
+		}
+	}
+}
+
+// TestDidYouMean: a misspelt flag or task is one error line that names the
+// one meant, and a misspelt task is refused before a bridge starts (no
+// --bridge here, and no log line before the error).
+func TestDidYouMean(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--env", "Hopper-v1", "--max-episode", "40"}, "unknown flag --max-episode: did you mean --max-episodes?"},
+		{[]string{"--env", "Hoper-v1", "--max-episodes", "40"}, `"Hoper-v1" is not a task the trainer knows: did you mean Hopper-v1?`},
+		{[]string{"--env", "halfcheetah-v5"}, "did you mean HalfCheetah-v5?"},
+		{[]string{"eval", "--polcy", "x"}, "did you mean --policy?"},
+		{[]string{"plot", "runs", "--sucess"}, "did you mean --success?"},
+		{[]string{"--env", "Hopper-v1", "--seed", "x"}, "for flag --seed"},
+	} {
+		start := time.Now()
+		code, _, stderr := trainer(t, c.args...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("%v: exit %d, want 2 and one line with %q:\n%s", c.args, code, c.want, stderr)
+		}
+		if d := time.Since(start); d > 500*time.Millisecond {
+			t.Errorf("%v: took %v: was a bridge started?", c.args, d)
+		}
+	}
+}
+
+// TestConfigWarnsUnknownTask: `trainer config` of an env the task table
+// does not know prints the fallback settings with a warning on stderr,
+// naming the task it is a near miss of; a known task gets no warning.
+func TestConfigWarnsUnknownTask(t *testing.T) {
+	code, stdout, stderr := trainer(t, "config", "--env", "Hoper-v1")
+	if code != 0 || !strings.Contains(stdout, "env: Hoper-v1") || !strings.Contains(stderr, "fallback settings") || !strings.Contains(stderr, "did you mean Hopper-v1?") {
+		t.Errorf("config --env Hoper-v1: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := trainer(t, "config", "--env", "Hopper-v1"); code != 0 || stderr != "" {
+		t.Errorf("config --env Hopper-v1: exit %d, %q", code, stderr)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -39,7 +38,7 @@ type rendered struct {
 // machine, which draws the episodes off-screen with EGL and a camera that
 // follows the robot. No bridge server is involved.
 func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("trainer render", flag.ContinueOnError)
+	fs := newFlagSet("trainer render")
 	path := fs.String("policy", "", "a policy file (policy.json, best_policy.json) or a run directory (its best policy)")
 	var out string
 	fs.StringVar(&out, "o", "", "the file to write: .gif or .mp4")
@@ -49,7 +48,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	size := fs.String("size", "480x360", "frame size WIDTHxHEIGHT in pixels (even numbers)")
 	every := fs.Int("every", 0, "draw a frame after every N steps (0: about 30 frames per second of simulated time)")
 	horizon := fs.Int("horizon", 0, "maximum episode length (0: the env's)")
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
 	w, h, err := parseSize(*size)
@@ -57,21 +56,21 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case fs.NArg() > 0:
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	case *path == "":
-		return usageError{errors.New("flag -policy is required")}
+		return usageError{errors.New("flag --policy is required")}
 	case out == "":
-		return usageError{errors.New("flag -o is required (out.gif or out.mp4)")}
+		return usageError{errors.New("flag --o is required (out.gif or out.mp4)")}
 	case !strings.EqualFold(filepath.Ext(out), ".gif") && !strings.EqualFold(filepath.Ext(out), ".mp4"):
-		return usageError{fmt.Errorf("invalid value %q for flag -o: want a name ending in .gif or .mp4", out)}
+		return usageError{fmt.Errorf("invalid value %q for flag --o: want a name ending in .gif or .mp4", out)}
 	case *episodes < 1 || *episodes > maxRenderEpisodes:
-		return usageError{fmt.Errorf("invalid value %d for flag -episodes: want 1..%d", *episodes, maxRenderEpisodes)}
+		return usageError{fmt.Errorf("invalid value %d for flag --episodes: want 1..%d", *episodes, maxRenderEpisodes)}
 	case err != nil:
-		return usageError{fmt.Errorf("invalid value %q for flag -size: %w", *size, err)}
+		return usageError{fmt.Errorf("invalid value %q for flag --size: %w", *size, err)}
 	case *every < 0 || *every > 1000:
-		return usageError{fmt.Errorf("invalid value %d for flag -every: want 0..1000", *every)}
+		return usageError{fmt.Errorf("invalid value %d for flag --every: want 0..1000", *every)}
 	case *horizon < 0 || *horizon > 100000:
-		return usageError{fmt.Errorf("invalid value %d for flag -horizon: want 0..100000", *horizon)}
+		return usageError{fmt.Errorf("invalid value %d for flag --horizon: want 0..100000", *horizon)}
 	case *seed > 1<<62:
-		return usageError{fmt.Errorf("invalid value %d for flag -seed: want at most 2^62", *seed)}
+		return usageError{fmt.Errorf("invalid value %d for flag --seed: want at most 2^62", *seed)}
 	}
 	file, _, err := policyFile(*path)
 	if err != nil {

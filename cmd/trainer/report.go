@@ -15,11 +15,11 @@ import (
 
 // runPlot is `trainer plot RUNS... [--success] -o curve.png`.
 func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("trainer plot", flag.ContinueOnError)
+	fs := newFlagSet("trainer plot")
 	out := fs.String("o", "curve.png", "output PNG (one file per env when the runs span several)")
 	success := fs.Bool("success", false, "plot the fraction of seeds that have reached the threshold against training episodes, one step line per method, instead of the reward curves")
 	methods := fs.String("methods", "", "plot only these, comma-separated: default (the task's default), ars, paper (the paper preset), or a method's label")
-	runs, err := loadRuns(fs, args, stderr)
+	runs, err := loadRuns(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -77,17 +77,17 @@ func selectMethods(runs []report.Run, names []string, defaults map[string]string
 		}
 	}
 	if len(kept) == 0 {
-		return nil, usageError{fmt.Errorf("flag -methods: no run is of %s (default, ars, paper or a label)", strings.Join(names, ", "))}
+		return nil, usageError{fmt.Errorf("flag --methods: no run is of %s (default, ars, paper or a label)", strings.Join(names, ", "))}
 	}
 	return kept, nil
 }
 
 // runTable is `trainer table RUNS... [--paper]`.
 func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("trainer table", flag.ContinueOnError)
+	fs := newFlagSet("trainer table")
 	paper := fs.Bool("paper", false, "add the paper's published figures beside ours")
 	summary := fs.Bool("summary", false, "one row per task and method: seeds that reached the threshold, the Kaplan-Meier median of the episodes to it (a seed that never reached it censored at the episodes it ran) with a 95% bootstrap interval, the median over the seeds that reached it, the log-rank p-value against the task's ARS row, median best and final evaluations, the Mann-Whitney p-value of the final evaluations against ARS's")
-	runs, err := loadRuns(fs, args, stderr)
+	runs, err := loadRuns(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -109,8 +109,8 @@ func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error 
 
 // loadRuns parses the flags and loads the run directories named by the
 // positional arguments.
-func loadRuns(fs *flag.FlagSet, args []string, stderr io.Writer) ([]report.Run, error) {
-	dirs, err := parseInterspersed(fs, args, stderr)
+func loadRuns(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]report.Run, error) {
+	dirs, err := parseInterspersed(fs, args, stdout)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,15 @@ func loadRuns(fs *flag.FlagSet, args []string, stderr io.Writer) ([]report.Run, 
 
 // runConvex is `trainer convex`, the same command as cmd/convex.
 func runConvex(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	err := figures.Main(ctx, args, stdout, stderr)
+	fs := newFlagSet("trainer convex")
+	cfg := figures.Register(fs)
+	if err := parseFlags(fs, args, stdout); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	err := figures.Execute(ctx, *cfg, stdout, stderr)
 	if errors.Is(err, figures.ErrUsage) {
 		// A bad command line exits 2; a missing data file is a failure (1).
 		return usageError{err}

@@ -52,7 +52,7 @@ func (s *selection) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.method, "method", "", "optimizer: stp, stp_is or ars (ARS V2-t; V1-t with obs-norm: none in a --config file, as bench/ars-v1.yaml) (default: the preset's for the task: STP with the combined step, STP adaptive on Swimmer; paper: STP_IS adaptive). The default does not use the surrogate: neither stp_is's importance sampling nor surrogate-guided directions measured better than without it (README)")
 	fs.StringVar(&s.step, "step", "", "step rule of stp and stp_is: combined (M directions, the best Top combined into one step), adaptive (Theorem 1) or fixed (Theorem 2) (default: the preset's)")
 	fs.StringVar(&s.preset, "preset", "", "the table of settings a run starts from (train/presets.yaml): tuned (measured best) or paper (the paper's method as it states it) (default tuned)")
-	fs.StringVar(&s.configFile, "config", "", "YAML file of settings (`trainer config` writes one) applied over the preset; flags apply over it")
+	fs.StringVar(&s.configFile, "config", "", "YAML file of settings (trainer config writes one; a run's run.json does too) applied over the preset; flags apply over it")
 }
 
 // trainUsage groups the train flags for -h: the five that matter first.
@@ -68,9 +68,10 @@ var trainUsage = []struct {
 	{"Output", []string{"out", "resume", "force", "stop-after"}},
 }
 
-func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
+// parseTrainFlags parses the train flags; -h prints their usage to stdout.
+func parseTrainFlags(args []string, stdout io.Writer) (*trainFlags, error) {
 	f := &trainFlags{set: map[string]bool{}}
-	fs := flag.NewFlagSet("trainer train", flag.ContinueOnError)
+	fs := newFlagSet("trainer train")
 	f.bridgeFlags.register(fs)
 	f.selection.register(fs)
 	fs.Var(&f.kwargs, "kwarg", "gymnasium.make keyword argument KEY=VALUE (repeatable; true/false, ints, floats, strings)")
@@ -92,7 +93,7 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	fs.BoolVar(&f.force, "force", false, "replace a run already in the output directory")
 	fs.IntVar(&f.stopAfter, "stop-after", 0, "stop (as on SIGTERM, but exit 0) after N iterations of this invocation; for scripted, resumable chunks")
 	fs.Usage = func() { groupedUsage(fs, trainUsage) }
-	if err := parseFlags(fs, args, stderr); err != nil {
+	if err := parseFlags(fs, args, stdout); err != nil {
 		return nil, err
 	}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
@@ -100,13 +101,13 @@ func parseTrainFlags(args []string, stderr io.Writer) (*trainFlags, error) {
 	case fs.NArg() > 0:
 		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	case f.env == "" && f.configFile == "":
-		return nil, usageError{errors.New("flag -env is required (for example --env Hopper-v1)")}
+		return nil, usageError{errors.New("flag --env is required (for example --env Hopper-v1)")}
 	case f.stopAfter < 0:
-		return nil, usageError{fmt.Errorf("invalid value %d for flag -stop-after: want ≥ 0", f.stopAfter)}
+		return nil, usageError{fmt.Errorf("invalid value %d for flag --stop-after: want ≥ 0", f.stopAfter)}
 	case f.resume && f.force:
-		return nil, usageError{errors.New("flags -resume and -force exclude each other")}
+		return nil, usageError{errors.New("flags --resume and --force exclude each other")}
 	case strings.TrimSpace(f.out) == "":
-		return nil, usageError{errors.New("flag -out is empty: want the directory runs go to (default runs)")}
+		return nil, usageError{errors.New("flag --out is empty: want the directory runs go to (default runs)")}
 	}
 	if err := f.bridgeFlags.check(); err != nil {
 		return nil, usageError{err}
@@ -218,7 +219,7 @@ func (s *selection) resolve(flags []setting) (train.Config, error) {
 
 // runTrain is the train subcommand.
 func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdout, stderr io.Writer) error {
-	f, err := parseTrainFlags(args, stderr)
+	f, err := parseTrainFlags(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -231,6 +232,9 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	cfg, err := f.config()
 	if err != nil {
 		return err
+	}
+	if s := misspeltTask(cfg.Problem.Env); s != "" {
+		return usageError{fmt.Errorf("flag --env: %q is not a task the trainer knows: did you mean %s?", cfg.Problem.Env, s)}
 	}
 	if err := f.checkFree(cfg); err != nil {
 		return err
@@ -246,7 +250,7 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	}
 	logEnv(log, info)
 	if err := info.Check(-1, &envclient.EpisodeSpec{Rows: info.ActDim, Cols: info.ObsDim, Horizon: cfg.Problem.Horizon, Shift: cfg.Problem.Shift}); err != nil {
-		return usageError{fmt.Errorf("flags -horizon and -shift: %w", err)}
+		return usageError{fmt.Errorf("flags --horizon and --shift: %w", err)}
 	}
 	for s := 0; s < f.seeds; s++ {
 		if err := stoppedErr(graceful); err != nil {

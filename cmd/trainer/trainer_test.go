@@ -255,9 +255,9 @@ func TestExtendFinishedRun(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	t.Run("unknown env lists the envs", func(t *testing.T) {
-		code, _, stderr := trainer(t, "--env", "Hoper-v1", "--bridge", bridgeAddr, "--out", t.TempDir(), "--log-level", "warn")
-		if code != 2 || !strings.Contains(stderr, `unknown env "Hoper-v1"`) || !strings.Contains(stderr, "Hopper-v1") || !strings.Contains(stderr, "Hopper-v5") {
+	t.Run("unknown env names the nearest", func(t *testing.T) {
+		code, _, stderr := trainer(t, "--env", "Pushr-v5", "--bridge", bridgeAddr, "--out", t.TempDir(), "--log-level", "warn")
+		if code != 2 || !strings.Contains(stderr, `unknown env "Pushr-v5": did you mean Pusher-v5?`) || !strings.Contains(stderr, "Hopper-v1") || len(stderr) > 300 {
 			t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 		}
 	})
@@ -296,13 +296,13 @@ func TestBadInput(t *testing.T) {
 		}{
 			{[]string{"--noise", "1e308"}, "noise: 1e+308 exceeds the limit 1000"},
 			{[]string{"--rate", "1e308"}, "rate: 1e+308 exceeds the limit 1000"},
-			{[]string{"--out", ""}, "flag -out is empty"},
+			{[]string{"--out", ""}, "flag --out is empty"},
 			{[]string{"--kwarg", "a=1", "--kwarg", "a=2"}, "a is given twice"},
 			{[]string{"--bridge-tls", "name=bridge.example"}, "ca=FILE is required"},
 			{[]string{"--bridge-tls", "ca=ca.pem,cert=c.pem"}, "cert= and key= go together"},
 			{[]string{"--bridge-tls", "ca=ca.pem,ca=b.pem"}, "ca is given twice"},
 			{[]string{"--bridge-tls", "ca=ca.pem,pin=x"}, `got "pin=x"`},
-			{[]string{"--bridge-tls", "ca=ca.pem"}, "needs -bridge"},
+			{[]string{"--bridge-tls", "ca=ca.pem"}, "needs --bridge"},
 		} {
 			code, _, stderr := trainer(t, append([]string{"--env", "Hopper-v1"}, c.args...)...)
 			if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
@@ -472,16 +472,16 @@ func TestConfigRoundTripAndFlagCount(t *testing.T) {
 // A new user's first contacts: help lists the subcommands, a bad value is
 // one error line with a hint, and --version says what was built.
 func TestHelpErrorsAndVersion(t *testing.T) {
-	code, _, stderr := trainer(t, "-h")
+	code, help, _ := trainer(t, "-h")
 	if code != 0 {
 		t.Fatalf("-h: exit %d", code)
 	}
 	for _, want := range []string{"eval", "plot", "table", "convex", "-max-episodes", "Exit codes"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("-h does not mention %s:\n%s", want, stderr)
+		if !strings.Contains(help, want) {
+			t.Errorf("-h does not mention %s:\n%s", want, help)
 		}
 	}
-	code, _, stderr = trainer(t, "--env", "Hopper-v1", "--k", "-3")
+	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--k", "-3")
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], "--k") || !strings.Contains(lines[0], "-h") {
 		t.Fatalf("--k -3: exit %d, want 2 and one error line with a hint:\n%s", code, stderr)
 	}

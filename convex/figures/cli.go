@@ -40,10 +40,12 @@ func Register(fs *flag.FlagSet) *Config {
 // it parses args into Register's flags and calls Execute.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convex", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard)
 	cfg := Register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stdout) // help is asked for: it goes where a pager reads
+			fs.Usage()
 			return err
 		}
 		return usageError{err}
