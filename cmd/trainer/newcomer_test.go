@@ -90,3 +90,30 @@ func TestConfigWarnsUnknownTask(t *testing.T) {
 		t.Errorf("config --env Hopper-v1: exit %d, %q", code, stderr)
 	}
 }
+
+// TestSeedsInParallel: --seed 1-2 --jobs 2 trains both seeds at once on one
+// bridge, and each run is bit-identical to its seed trained alone.
+func TestSeedsInParallel(t *testing.T) {
+	common := []string{"--env", "Swimmer-v1", "--max-episodes", "48", "--horizon", "150", "--eval-episodes", "2",
+		"--config", evalEvery(t, 2), "--bridge", bridgeAddr, "--log-level", "warn"}
+	par, one := t.TempDir(), t.TempDir()
+	if code, stdout, stderr := trainer(t, append(common, "--seed", "1-2", "--jobs", "2", "--out", par)...); code != 0 || strings.Count(stdout, "\n") != 2 {
+		t.Fatalf("--jobs 2: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, seed := range []string{"1", "2"} {
+		if code, _, stderr := trainer(t, append(common, "--seed", seed, "--out", one)...); code != 0 {
+			t.Fatalf("seed %s alone: exit %d\n%s", seed, code, stderr)
+		}
+		dirs, _ := filepath.Glob(filepath.Join(par, "Swimmer-v1", "*", "seed"+seed))
+		if len(dirs) != 1 {
+			t.Fatalf("seed %s: run directories %v", seed, dirs)
+		}
+		rel, _ := filepath.Rel(par, dirs[0])
+		if n := sameRun(t, dirs[0], filepath.Join(one, rel)); n < 3 {
+			t.Errorf("seed %s: %d curve lines", seed, n)
+		}
+	}
+	if code, _, stderr := trainer(t, append(common, "--jobs", "0", "--out", t.TempDir())...); code != exitUsage || !strings.Contains(stderr, "--jobs") {
+		t.Errorf("--jobs 0: exit %d, %s", code, stderr)
+	}
+}

@@ -23,6 +23,7 @@ type trainFlags struct {
 	kwargs        kwargsFlag
 	seed          uint64
 	seeds         int
+	jobs          int
 	continueAfter bool
 	out           string
 	resume, force bool
@@ -65,7 +66,7 @@ var trainUsage = []struct {
 	{"Budget and evaluation", []string{"threshold", "continue-after-threshold", "eval-spacing", "eval-episodes"}},
 	{"The method (each applies to the methods and steps it names; others refuse it)", []string{"directions", "top", "noise", "rate", "restart"}},
 	{"The bridge", []string{"bridge", "bridge-timeout", "bridge-tls", "workers", "log-level"}},
-	{"Output", []string{"out", "resume", "force", "stop-after"}},
+	{"Output", []string{"out", "resume", "force", "stop-after", "jobs"}},
 }
 
 // parseTrainFlags parses the train flags; -h prints their usage to stdout.
@@ -81,6 +82,7 @@ func parseTrainFlags(args []string, stdout io.Writer) (*trainFlags, error) {
 		return err
 	})
 	f.seed, f.seeds = 1, 1
+	fs.IntVar(&f.jobs, "jobs", 1, fmt.Sprintf("with --seed FIRST-LAST, train this many seeds at a time on one bridge (at most %d); each run is bit-identical to the run of its seed alone", maxJobs))
 	fs.BoolVar(&f.continueAfter, "continue-after-threshold", false, "keep training after the threshold is reached")
 	for _, s := range train.Flags() {
 		fs.Func(s.Name, s.Help, func(v string) error {
@@ -102,6 +104,8 @@ func parseTrainFlags(args []string, stdout io.Writer) (*trainFlags, error) {
 		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	case f.env == "" && f.configFile == "":
 		return nil, usageError{errors.New("flag --env is required (for example --env Hopper-v1)")}
+	case f.jobs < 1 || f.jobs > maxJobs:
+		return nil, usageError{fmt.Errorf("invalid value %d for flag --jobs: want 1..%d", f.jobs, maxJobs)}
 	case f.stopAfter < 0:
 		return nil, usageError{fmt.Errorf("invalid value %d for flag --stop-after: want ≥ 0", f.stopAfter)}
 	case f.resume && f.force:
@@ -252,21 +256,7 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	if err := info.Check(-1, &envclient.EpisodeSpec{Rows: info.ActDim, Cols: info.ObsDim, Horizon: cfg.Problem.Horizon, Shift: cfg.Problem.Shift}); err != nil {
 		return usageError{fmt.Errorf("flags --horizon and --shift: %w", err)}
 	}
-	for s := 0; s < f.seeds; s++ {
-		if err := stoppedErr(graceful); err != nil {
-			return err
-		}
-		c := cfg
-		c.Problem.Seed = cfg.Problem.Seed + uint64(s)
-		stopped, err := trainOne(ctx, graceful, f, c, info, client, log, stdout, stderr)
-		if err != nil {
-			return err
-		}
-		if stopped {
-			return stoppedErr(graceful)
-		}
-	}
-	return nil
+	return trainSeeds(ctx, graceful, f, cfg, info, client, log, stdout, stderr)
 }
 
 // logEnv says which gymnasium env a name resolved to, and which of the
