@@ -154,6 +154,15 @@ def _parser() -> argparse.ArgumentParser:
         "an env or kwarg); gymnasium: one gymnasium env per episode; auto: fast wherever it "
         f"can, else gymnasium (default: ${_BACKEND_ENV}, else auto)",
     )
+    p.add_argument(
+        "--env-module",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="a module (or package) whose envs clients may name as MODULE:EnvId, as "
+        "gymnasium.make takes them; the bridge imports it on first use (repeatable; the "
+        "bridge imports no module a client names otherwise)",
+    )
     p.add_argument("--log-level", default="info", choices=_LOG_LEVELS)
     return p
 
@@ -186,6 +195,7 @@ def parse_config(argv: Sequence[str]) -> tuple[ServerConfig, str]:
         tls_client_ca=args.tls_client_ca,
         plaintext_beyond_loopback=args.plaintext_beyond_loopback,
         backend=args.backend,
+        env_modules=tuple(args.env_module),
     )
     try:
         config.validate()

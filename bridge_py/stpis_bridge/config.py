@@ -50,6 +50,8 @@ class ServerConfig:
     plaintext_beyond_loopback: bool = False
     # auto: the fast backend wherever it honours the env and kwargs, else gymnasium.
     backend: str = fast.BACKEND_AUTO
+    # Modules whose envs clients may name as module:EnvId (--env-module).
+    env_modules: tuple[str, ...] = ()
 
     def validate(self) -> None:
         """Raise ValueError naming the flag of the first bad setting."""

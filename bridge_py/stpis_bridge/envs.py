@@ -8,10 +8,12 @@ module knows nothing about gRPC.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
+import importlib
 import inspect
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import gymnasium as gym
@@ -103,12 +105,61 @@ def clip(value: object, limit: int = ECHO_LIMIT) -> str:
 
 
 class UnknownEnvError(LookupError):
-    """The env id is neither a MuJoCo id gymnasium can make nor a paper alias."""
+    """The env id is neither an id gymnasium has registered nor a paper alias.
 
-    def __init__(self, env_id: str, known: list[str]) -> None:
-        super().__init__(f"unknown env id {clip(env_id)}; known ids: {', '.join(known)}")
+    The message names the nearest known ids, not all of them (ListEnvs lists them).
+    """
+
+    def __init__(self, env_id: str, known: list[str], why: str = "") -> None:
+        near = difflib.get_close_matches(env_id, known, n=3, cutoff=0.75)
+        hint = f"; did you mean {' or '.join(near)}?" if near else ""
+        super().__init__(
+            f"unknown env id {clip(env_id)}{why}{hint} "
+            f"({len(known)} MuJoCo ids and paper names are known; ListEnvs lists them)"
+        )
         self.env_id = env_id
         self.known = known
+
+
+def _module_allowed(module: str, env_modules: Collection[str]) -> bool:
+    return any(module == m or module.startswith(m + ".") for m in env_modules)
+
+
+def _resolve_module_id(env_id: str, env_modules: Collection[str]) -> str:
+    """Import the module of ``module:EnvId`` if allowed; return ``env_id`` if it registered it.
+
+    A module is allowed when it, or a package above it, is in ``env_modules``: the
+    bridge's operator lists them at start-up (--env-module), since importing a module
+    a client names would run that module's code on the server.
+    """
+    module, _, name = env_id.partition(":")
+    known = known_env_ids()
+    if not module or not name:
+        raise UnknownEnvError(env_id, known, ": want module:EnvId")
+    top = module.split(".")[0]
+    if not _module_allowed(module, env_modules):
+        raise UnknownEnvError(
+            env_id,
+            known,
+            f": this bridge does not import {clip(module)}; its operator allows it by "
+            f"starting it with --env-module {top} (a local bridge the trainer starts does so)",
+        )
+    try:
+        importlib.import_module(module)
+    except Exception as exc:  # an import error of the user's module, whatever it is
+        raise UnknownEnvError(
+            env_id,
+            known,
+            f": importing {clip(module)} failed: {type(exc).__name__}: {clip(str(exc))}",
+        ) from exc
+    if name not in gym.registry:
+        raise UnknownEnvError(env_id, known, f": {clip(module)} registers no env {clip(name)}")
+    return env_id
+
+
+def gymnasium_spec_id(resolved_id: str) -> str:
+    """Return the registry id of a resolved id: ``mypkg.envs:PointMass-v0`` -> ``PointMass-v0``."""
+    return resolved_id.rpartition(":")[2]
 
 
 class BadKwargsError(ValueError):
@@ -154,12 +205,19 @@ def known_env_ids() -> list[str]:
     return sorted(set(mujoco_env_ids()) | set(paper_aliases()))
 
 
-def resolve(env_id: str) -> str:
-    """Return the gymnasium id to make for ``env_id``, or raise ``UnknownEnvError``."""
+def resolve(env_id: str, env_modules: Collection[str] = ()) -> str:
+    """Return the gymnasium id to make for ``env_id``, or raise ``UnknownEnvError``.
+
+    A paper alias resolves to its v5 id; any other id gymnasium has registered (MuJoCo or
+    not) is made as given, as is ``module:EnvId`` where ``module`` is in ``env_modules``
+    or below one of them. Describing the env checks that its spaces are ``Box``.
+    """
     aliases = paper_aliases()
     if env_id in aliases:
         return aliases[env_id]
-    if env_id in set(mujoco_env_ids()):
+    if ":" in env_id:
+        return _resolve_module_id(env_id, env_modules)
+    if env_id in gym.registry:
         return env_id
     raise UnknownEnvError(env_id, known_env_ids())
 
@@ -184,7 +242,12 @@ def allowed_kwargs(resolved_id: str) -> dict[str, type]:
     less the server-side ones (files, rendering), plus gym.make's ``max_episode_steps``.
     """
     out = dict(_MAKE_KWARGS)
-    entry = gym.spec(resolved_id).entry_point
+    module, sep, _ = resolved_id.rpartition(":")
+    if sep:
+        # A worker process meets a module:EnvId the server resolved (and allowed):
+        # importing the module registers the id.
+        importlib.import_module(module)
+    entry = gym.spec(gymnasium_spec_id(resolved_id)).entry_point
     creator: Any = entry
     if isinstance(entry, str):
         creator = gym.envs.registration.load_env_creator(entry)
@@ -251,7 +314,9 @@ def make_env(resolved_id: str, kwargs: Kwargs) -> gym.Env[Any, Any]:
     }
     try:
         return gym.make(resolved_id, disable_env_checker=True, **extra)
-    except (TypeError, ValueError, AssertionError, KeyError, OSError) as exc:
+    except (TypeError, ValueError, AssertionError, KeyError, OSError, gym.error.Error) as exc:
+        # gym.error.Error: a registered env whose dependencies are not installed
+        # (Box2D, say), among others.
         names = ", ".join(sorted(kwargs)) or "(none)"
         raise BadKwargsError(
             f"kwargs: {resolved_id} could not be made with kwargs {names}: "
@@ -260,9 +325,17 @@ def make_env(resolved_id: str, kwargs: Kwargs) -> gym.Env[Any, Any]:
 
 
 def action_bounds(env: gym.Env[Any, Any]) -> tuple[np.ndarray, np.ndarray]:
-    """Return the action bounds as float64 arrays."""
+    """Return the action bounds as float64 arrays; a space that is not a flat Box is refused.
+
+    Raises ``BadKwargsError`` (the env, not its kwargs, is at fault: the message says so).
+    """
     space = env.action_space
-    assert isinstance(space, gym.spaces.Box)
+    if not isinstance(space, gym.spaces.Box) or len(space.shape) != 1:
+        name = env.spec.id if env.spec is not None else type(env.unwrapped).__name__
+        raise BadKwargsError(
+            f"{name}: action space {space} is not a flat Box; a linear policy needs "
+            "continuous actions"
+        )
     return space.low.astype(np.float64), space.high.astype(np.float64)
 
 
@@ -279,12 +352,15 @@ def _reason(requested_id: str, resolved_id: str, obs_dim: int, act_dim: int, ste
     )
 
 
-def describe_env(requested_id: str, kwargs: Kwargs) -> EnvDescription:
+def describe_env(
+    requested_id: str, kwargs: Kwargs, env_modules: Collection[str] = ()
+) -> EnvDescription:
     """Resolve and make the env once, and describe it.
 
+    ``env_modules`` are the modules whose envs may be named as ``module:EnvId``.
     Raises ``UnknownEnvError`` or ``BadKwargsError``.
     """
-    resolved_id = resolve(requested_id)
+    resolved_id = resolve(requested_id, env_modules)
     env = make_env(resolved_id, kwargs)
     try:
         obs_space = env.observation_space

@@ -133,7 +133,7 @@ def serve(config: ServerConfig) -> RunningServer:
             options=options,
         )
         envbridge_pb2_grpc.add_EnvBridgeServiceServicer_to_server(
-            EnvBridgeServicer(pool, config.limits, config.backend), server
+            EnvBridgeServicer(pool, config.limits, config.backend, config.env_modules), server
         )
         health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
         if config.reflection:

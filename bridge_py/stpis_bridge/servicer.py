@@ -12,7 +12,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 import grpc
@@ -126,8 +126,16 @@ def _vector(field: str, values: object, expected: int, shape: str) -> np.ndarray
 class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
     """Implements envbridge.v1.EnvBridgeService on a ``WorkerPool``."""
 
-    def __init__(self, pool: WorkerPool, limits: Limits, backend: str = fast.BACKEND_AUTO) -> None:
+    def __init__(
+        self,
+        pool: WorkerPool,
+        limits: Limits,
+        backend: str = fast.BACKEND_AUTO,
+        env_modules: Sequence[str] = (),
+    ) -> None:
         limits.validate()
+        # The modules whose envs clients may name as module:EnvId (--env-module).
+        self._env_modules = tuple(env_modules)
         if backend not in fast.BACKENDS:
             raise ValueError(f"--backend must be one of {', '.join(fast.BACKENDS)}: {backend!r}")
         self._backend = backend
@@ -161,7 +169,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         if hit is not None:
             return hit
         try:
-            desc = envs.describe_env(env_id, kwargs)
+            desc = envs.describe_env(env_id, kwargs, self._env_modules)
         except envs.UnknownEnvError as exc:
             raise _Invalid(grpc.StatusCode.NOT_FOUND, f"{field}env_id: {exc}") from exc
         except envs.BadKwargsError as exc:

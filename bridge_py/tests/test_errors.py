@@ -49,17 +49,20 @@ def _call_fails(stub, episodes, code, *needles):
     return err.details()
 
 
-def test_unknown_env_in_describe_is_not_found_and_lists_ids(stub):
+def test_unknown_env_in_describe_is_not_found_and_names_the_nearest(stub):
     with pytest.raises(grpc.RpcError) as info:
         stub.Describe(pb.DescribeRequest(env_id="Hoper-v5"), timeout=30)
     assert info.value.code() == grpc.StatusCode.NOT_FOUND
-    for needle in ["'Hoper-v5'", "Hopper-v5", "Hopper-v1", "Swimmer-v5"]:
-        assert needle in info.value.details()
+    details = info.value.details()
+    for needle in ["'Hoper-v5'", "did you mean Hopper-v5", "ListEnvs"]:
+        assert needle in details
+    # One short line, not every id (there are 28).
+    assert "Swimmer-v5" not in details and len(details) < 300, details
     assert_serving(stub)
 
 
 def test_unknown_env_in_rollout_is_not_found_naming_the_episode(stub):
-    bad = hopper_spec(horizon=5, env_id="CartPole-v1")
+    bad = hopper_spec(horizon=5, env_id="Hoper-v5")
     _call_fails(
         stub,
         [hopper_spec(horizon=5), bad],
@@ -67,6 +70,15 @@ def test_unknown_env_in_rollout_is_not_found_naming_the_episode(stub):
         "episodes[1].env_id",
         "Hopper-v5",
     )
+
+
+def test_discrete_action_space_is_refused_in_one_line(stub):
+    with pytest.raises(grpc.RpcError) as info:
+        stub.Describe(pb.DescribeRequest(env_id="CartPole-v1"), timeout=30)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "action space Discrete(2) is not a flat Box" in info.value.details()
+    assert "\n" not in info.value.details()
+    assert_serving(stub)
 
 
 W30 = np.zeros(30).tolist()

@@ -217,7 +217,7 @@ _NAN_W[:, 1::2] = -1.7e308
 
 BAD_INPUTS: list[tuple[str, str, object, str]] = [
     # (id, method, request or raw bytes, a needle the answer must hold)
-    ("unknown-env", "Describe", _d("Hoper-v5"), "known ids"),
+    ("unknown-env", "Describe", _d("Hoper-v5"), "did you mean Hopper-v5"),
     ("empty-env", "Describe", _d(""), "env_id"),
     ("huge-env", "Describe", _d(_HUGE), "300000 characters"),
     ("unicode-env", "Describe", _d("Hopper-v5\x00\u202e"), "env_id"),

@@ -18,6 +18,15 @@ import (
 	"github.com/stpis/stpis/envclient/localbridge"
 )
 
+// envModule returns the module of a module:EnvId env id (gymnasium's form
+// for an env that importing a module registers), or nil.
+func envModule(env string) []string {
+	if m, _, ok := strings.Cut(env, ":"); ok && m != "" {
+		return []string{m}
+	}
+	return nil
+}
+
 // connect dials the bridge named by the flags, or starts a local one from
 // .venv when none is named. The returned func closes the client and stops a
 // local bridge.
@@ -29,6 +38,10 @@ func connect(ctx context.Context, bf bridgeFlags, log zerolog.Logger) (*envclien
 			workers = runtime.NumCPU()
 		}
 		opts := localbridge.Options{Workers: workers, Stderr: &lineLogger{log: log.With().Str("component", "bridge").Logger()}}
+		for _, m := range bf.envModules {
+			// The local bridge may import the module of the env the trainer names.
+			opts.ExtraArgs = append(opts.ExtraArgs, "--env-module", m)
+		}
 		b, err := localbridge.Start(ctx, opts)
 		if err != nil {
 			return nil, nil, fmt.Errorf("starting a local bridge (give --bridge to use a running one): %w", err)

@@ -47,6 +47,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	bf.envModules = envModule(p.EnvID)
 	client, closeBridge, err := connect(ctx, bf, log)
 	if err != nil {
 		return err

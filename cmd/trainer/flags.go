@@ -93,6 +93,9 @@ type bridgeFlags struct {
 	tls       tlsFlag
 	workers   int
 	logLevel  string
+	// envModules are passed to a local bridge as --env-module: the module
+	// of the env named as module:EnvId.
+	envModules []string
 }
 
 func (b *bridgeFlags) register(fs *flag.FlagSet) {

@@ -117,3 +117,31 @@ func TestSeedsInParallel(t *testing.T) {
 		t.Errorf("--jobs 0: exit %d, %s", code, stderr)
 	}
 }
+
+// TestUserEnvModule trains a user's own Box env end to end, as
+// `PYTHONPATH=DIR trainer --env module:EnvId --max-episodes 48` does: the
+// trainer's local bridge is allowed the module (--env-module), imports it,
+// and trains PointMass-v0 of bridge_py/tests/user_envs.py on the fallback
+// settings. PYTHONPATH is relative, as a user would give it. A running
+// bridge not started with --env-module refuses the id in one line that says
+// how to allow it, and a discrete action space is refused in one line.
+func TestUserEnvModule(t *testing.T) {
+	t.Setenv("PYTHONPATH", filepath.Join("..", "..", "bridge_py", "tests"))
+	out := t.TempDir()
+	code, stdout, stderr := trainer(t, "--env", "user_envs:PointMass-v0", "--max-episodes", "48", "--workers", "2", "--out", out, "--log-level", "warn")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	res := readResult(t, filepath.Join(out, "user_envs:PointMass-v0", "stp-combined", "seed1"))
+	if res.Episodes != 48 || !strings.Contains(stdout, `"episodes":48`) || res.BestEval >= 0 {
+		t.Errorf("result %+v\n%s", res, stdout)
+	}
+	code, _, stderr = trainer(t, "--env", "user_envs:PointMass-v0", "--bridge", bridgeAddr, "--out", t.TempDir())
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != exitUsage || len(lines) != 1 || !strings.Contains(stderr, "--env-module user_envs") {
+		t.Errorf("a bridge without --env-module: exit %d\n%s", code, stderr)
+	}
+	code, _, stderr = trainer(t, "--env", "user_envs:Coin-v0", "--workers", "1", "--out", t.TempDir(), "--log-level", "error")
+	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code == 0 || len(lines) != 1 || !strings.Contains(stderr, "Discrete(2) is not a flat Box") {
+		t.Errorf("a discrete action space: exit %d\n%s", code, stderr)
+	}
+}

@@ -243,6 +243,7 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	if err := f.checkFree(cfg); err != nil {
 		return err
 	}
+	f.envModules = envModule(cfg.Problem.Env)
 	client, closeBridge, err := connect(ctx, f.bridgeFlags, log)
 	if err != nil {
 		return err

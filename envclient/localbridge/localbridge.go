@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,6 +71,22 @@ type Options struct {
 	StartTimeout time.Duration
 }
 
+// absPathList makes the relative entries of a PYTHONPATH-style list
+// absolute against the working directory; an empty entry (the working
+// directory, to Python) becomes ".", made absolute.
+func absPathList(list string) string {
+	parts := filepath.SplitList(list)
+	for i, p := range parts {
+		if p == "" {
+			p = "."
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			parts[i] = abs
+		}
+	}
+	return strings.Join(parts, string(os.PathListSeparator))
+}
+
 // Bridge is a running bridge subprocess.
 type Bridge struct {
 	cmd    *exec.Cmd
@@ -108,7 +125,12 @@ func Start(ctx context.Context, opts Options) (*Bridge, error) {
 
 	cmd := exec.Command(python, args...)
 	cmd.Dir = dir
+	// The bridge runs in Dir: PYTHONPATH's relative entries are made
+	// absolute, so that they name what they named where Start was called.
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
+	if pp, ok := os.LookupEnv("PYTHONPATH"); ok {
+		cmd.Env = append(cmd.Env, "PYTHONPATH="+absPathList(pp))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	tail := &tailBuffer{max: 32 << 10} // room for a stack dump
 	if opts.Stderr != nil {
