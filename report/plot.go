@@ -164,6 +164,7 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 	allEval := true
 	maxX := 0.0
 	used := map[color.NRGBA]bool{}
+	restartsLegend := false
 	for _, label := range labels {
 		group := byLabel[label]
 		b, evalOnly := MeanBand(group, opts.GridPoints)
@@ -205,7 +206,22 @@ func plotEnv(runs []Run, env, out string, opts PlotOptions) error {
 			name = "default: " + label
 		}
 		p.Add(poly, line)
-		p.Legend.Add(fmt.Sprintf("%s (mean ± 1 std over %s)", name, plural(len(group), "seed")), line, poly)
+		marks, err := restartMarks(restartXYs(group, b.X, b.Mean), c)
+		if err != nil {
+			return fmt.Errorf("report: plot %s %s restarts: %w", env, label, err)
+		}
+		if marks != nil {
+			p.Add(marks)
+			if !restartsLegend {
+				p.Legend.Add("restart (▲ on its method's curve)", marks)
+				restartsLegend = true
+			}
+		}
+		what := fmt.Sprintf("mean ± 1 std over %d seeds", len(group))
+		if len(group) == 1 {
+			what = "1 seed" // no spread to show
+		}
+		p.Legend.Add(fmt.Sprintf("%s (%s)", name, what), line, poly)
 	}
 	if allEval {
 		p.Y.Label.Text = "evaluation reward"

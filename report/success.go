@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -68,8 +69,33 @@ func SuccessFraction(runs []Run) SuccessCurve {
 // Kaplan–Meier median of `trainer table --summary` when the seeds ran the
 // same budget), and the env and threshold as title. Files are named as by
 // PlotFiles; it returns the files written.
+//
+// An env without a threshold (Walker2d) has no success to plot: its runs
+// are left out, and Skipped names such envs. No run with a threshold is an
+// error.
 func SuccessPlotFiles(runs []Run, outPNG string, opts PlotOptions) ([]string, error) {
-	return perEnv(runs, outPNG, opts, "success plot", successEnv)
+	var kept []Run
+	for _, r := range runs {
+		if r.Meta.HasThreshold {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 && len(runs) > 0 {
+		return nil, fmt.Errorf("report: success plot: no run has a threshold (%s): nothing reaches one", strings.Join(NoThreshold(runs), ", "))
+	}
+	return perEnv(kept, outPNG, opts, "success plot", successEnv)
+}
+
+// NoThreshold returns the envs of runs that have no threshold, sorted:
+// the success plot leaves them out.
+func NoThreshold(runs []Run) []string {
+	set := map[string]bool{}
+	for _, r := range runs {
+		if !r.Meta.HasThreshold {
+			set[r.Meta.Env] = true
+		}
+	}
+	return sortedKeys(set, envLess)
 }
 
 // unitTicks labels the fraction axis from 0 to 1 only, whatever its range:

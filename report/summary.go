@@ -241,7 +241,7 @@ func SummaryTable(runs []Run) (string, error) {
 	for _, r := range rows {
 		reached, km := fmt.Sprintf("%d/%d", r.Reached, r.Seeds), kmCell(r)
 		if !r.HasThreshold {
-			reached, km = fmt.Sprintf("%s (%d seeds)", markNone, r.Seeds), markNone
+			reached, km = fmt.Sprintf("%s (%s)", markNone, plural(r.Seeds, "seed")), markNone
 		}
 		ofReached := dash(r.MedianEpisodes)
 		if r.HasThreshold && r.Reached == 0 {

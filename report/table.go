@@ -60,6 +60,10 @@ type TableOptions struct {
 	// per task and method that the paper ran and we have runs of, with
 	// our cell and the paper's (see paperTable).
 	Paper bool
+	// Default gives, per env, the label of the env's default method: with
+	// Paper, its runs get a row of their own, marked "ours (default)",
+	// though the paper has no such method.
+	Default map[string]string
 }
 
 // Marks shared by every table: N/A is a cell whose seeds never reached
@@ -148,7 +152,7 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 	envs := sortedKeys(envSet, envLess)
 	labels := sortedKeys(labelSet, labelLess)
 	if opts.Paper {
-		return paperTable(envs, labels, func(env, label string) []Run { return groups[key{env, label}] }, paperLabel), nil
+		return paperTable(envs, labels, func(env, label string) []Run { return groups[key{env, label}] }, paperLabel, opts.Default), nil
 	}
 
 	header := []string{"Task", "Threshold"}
@@ -180,23 +184,39 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 // paperTable is Table's --paper layout: a row per task and method that
 // the paper's Table 2 reports and that runs exist for, ours beside the
 // paper's, so that it stays narrow however many methods were run.
-func paperTable(envs, labels []string, group func(env, label string) []Run, paperLabel map[string]string) string {
+//
+// The env's default method (defaults), which the paper did not run, comes
+// first, marked "ours (default)", with the paper's cell empty: it is the
+// row a reader compares the paper's rows with.
+func paperTable(envs, labels []string, group func(env, label string) []Run, paperLabel map[string]string, defaults map[string]string) string {
 	var sb strings.Builder
 	writeRow(&sb, []string{"Task", "Method", "Threshold", "ours", "paper"})
 	writeRow(&sb, separator(5))
 	for _, env := range envs {
+		if d := defaults[env]; d != "" {
+			if g := group(env, d); len(g) > 0 {
+				if _, _, ok := PaperEpisodes(env, paperLabel[d]); !ok {
+					writeRow(&sb, []string{env, "**ours (default)**: " + d, thresholdCell(g, env), Summarize(g).String(), markNone})
+				}
+			}
+		}
 		for _, l := range labels {
 			g := group(env, l)
 			if _, _, ok := PaperEpisodes(env, paperLabel[l]); !ok || len(g) == 0 {
 				continue
 			}
-			writeRow(&sb, []string{env, l, thresholdCell(g, env), Summarize(g).String(), paperCell(env, paperLabel[l])})
+			name := l
+			if l == defaults[env] {
+				name = "**ours (default)**: " + l
+			}
+			writeRow(&sb, []string{env, name, thresholdCell(g, env), Summarize(g).String(), paperCell(env, paperLabel[l])})
 		}
 	}
 	sb.WriteString("\nours: median episodes to reach the threshold over the seeds that reached it\n" +
 		"  (mean over the same seeds, seeds that reached it / seeds run); " + markNotReached + ": no seed reached it.\n" +
 		"paper: the published Table 2 (v1 tasks, 5 seeds), matched by the task's name and the method before\n" +
-		"  its first comma; " + markNotReached + " as published. Only the tasks and methods the paper ran have rows.\n")
+		"  its first comma; " + markNotReached + " as published. Only the tasks and methods the paper ran have rows,\n" +
+		"  and the default (ours (default)), which the paper did not run: " + markNone + " in its paper cell.\n")
 	return sb.String()
 }
 

@@ -137,6 +137,10 @@ type Point struct {
 	// BackedOff says the evaluation of this iteration fell below the
 	// guard's level and x_k went back to the best evaluated point.
 	BackedOff bool `json:"backed_off,omitempty"`
+	// GuardEval, where BackedOff, is the evaluation the guard acted on (the
+	// run's last at x_k); EvalMean is then the best point's, evaluated
+	// afresh.
+	GuardEval float64 `json:"guard_eval,omitempty"`
 	// Standing, on iteration 0, says every episode of x_0's evaluation
 	// lasted to the horizon (train.Problem.StandingShift).
 	Standing bool `json:"standing,omitempty"`
@@ -165,6 +169,7 @@ type line struct {
 	Accepted  string  `json:"accepted,omitempty"`
 	Restarted bool    `json:"restarted,omitempty"`
 	BackedOff bool    `json:"backed_off,omitempty"`
+	GuardEval *jfloat `json:"guard_eval,omitempty"`
 	Standing  bool    `json:"standing,omitempty"`
 	ElapsedS  jfloat  `json:"elapsed_s"`
 	EpsPerS   jfloat  `json:"eps_per_s"`
@@ -183,6 +188,10 @@ func (p Point) MarshalJSON() ([]byte, error) {
 		m, s := jfloat(p.EvalMean), jfloat(p.EvalStd)
 		l.EvalMean, l.EvalStd = &m, &s
 	}
+	if p.BackedOff {
+		g := jfloat(p.GuardEval)
+		l.GuardEval = &g
+	}
 	return json.Marshal(l)
 }
 
@@ -200,6 +209,9 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 		Restarted: l.Restarted, BackedOff: l.BackedOff, Standing: l.Standing, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
 	if l.Shifted != nil {
 		p.HasShifted, p.RewardShifted = true, float64(*l.Shifted)
+	}
+	if l.GuardEval != nil {
+		p.GuardEval = float64(*l.GuardEval)
 	}
 	if l.Iter != nil {
 		p.Iter = *l.Iter

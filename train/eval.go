@@ -75,6 +75,21 @@ func Evaluate(ctx context.Context, env Roller, f policy.File, n int, seed uint64
 	return mean, std, nil
 }
 
+// EvaluateEpisodes runs the episodes of Evaluate and returns each one's
+// result, in order: episode j starts from gymnasium's reset with the seed
+// EvalEpisodeSeed(seed, j).
+func EvaluateEpisodes(ctx context.Context, env Roller, f policy.File, n int, seed uint64, horizon int, kwargs envclient.Kwargs) ([]envclient.EpisodeResult, error) {
+	return evaluateEpisodes(ctx, env, f, n, seed, horizon, kwargs)
+}
+
+// ReturnStats is the mean and standard deviation of the episodes' returns,
+// as Evaluate reports them.
+func ReturnStats(res []envclient.EpisodeResult) (mean, std float64) { return returnStats(res) }
+
+// EvalEpisodeSeed is the reset seed of episode j of an evaluation with
+// seed seed (Evaluate, EvaluateEpisodes).
+func EvalEpisodeSeed(seed uint64, j int) uint64 { return mix(seed, uint64(j)) }
+
 // evaluateEpisodes is Evaluate's episodes, every one finite.
 func evaluateEpisodes(ctx context.Context, env Roller, f policy.File, n int, seed uint64, horizon int, kwargs envclient.Kwargs) ([]envclient.EpisodeResult, error) {
 	if n < 1 {

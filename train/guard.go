@@ -58,7 +58,16 @@ func (r *Run) guard(ctx context.Context, env Roller, pt *rundir.Point) error {
 	}
 	r.norm = r.bestNorm.Clone()
 	r.c.BackOffs++
-	pt.BackedOff = true
+	pt.BackedOff, pt.GuardEval = true, pt.EvalMean
+	// The best point evaluated afresh is the run's final evaluation, not
+	// a new best: the same point on other seeds (x_0's, perhaps) would
+	// otherwise raise the best by noise.
+	best := r.c.BestEval
 	_, err := r.evaluate(ctx, env, pt)
+	r.c.BestEval = best
 	return err
 }
+
+// GuardLevel is the evaluation under which the guard backs off, for an
+// initial evaluation e0.
+func (g Guard) GuardLevel(e0 float64) float64 { return g.level(e0) }

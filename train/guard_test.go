@@ -49,9 +49,15 @@ func TestGuardBacksOffToTheBestPoint(t *testing.T) {
 	on := guardRun(t, guardConfig(g))
 	q = &quadRoller{target: testTarget}
 	for !on.Done() {
+		before := on.Counters().BestEval
 		pt, err := on.Iterate(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The back-off records the evaluation it acted on, and the best
+		// point's fresh evaluation is the final one, not a new best.
+		if pt.BackedOff && (pt.GuardEval >= g.level(e0) || pt.BestEval != before || on.Counters().BestEval != before) {
+			t.Fatalf("back-off: guard_eval %v (level %v), best %v -> %v", pt.GuardEval, g.level(e0), before, pt.BestEval)
 		}
 		if pt.BackedOff && !on.Done() {
 			t.Fatalf("iteration %d backed off before the end", pt.Iter)

@@ -25,6 +25,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	episodes := fs.Int("episodes", 100, "evaluation episodes")
 	seed := fs.Uint64("seed", 0, "seed of the evaluation episodes")
 	horizon := fs.Int("horizon", 0, "maximum episode length (0: the env's)")
+	perEpisode := fs.Bool("per-episode", false, "also print one JSON line per episode, before the summary: its index, reset seed, return, length and whether it terminated or was truncated")
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
@@ -62,12 +63,42 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// command line (--horizon is checked above).
 		return fmt.Errorf("%s does not fit the env it was trained on, %s: %w", file, info.ResolvedID, err)
 	}
-	mean, std, err := train.Evaluate(ctx, client, p, *episodes, *seed, *horizon, nil)
+	res, err := train.EvaluateEpisodes(ctx, client, p, *episodes, *seed, *horizon, nil)
 	if err != nil {
 		return err
 	}
+	if *perEpisode {
+		if err := writeEpisodes(stdout, res, *seed); err != nil {
+			return err
+		}
+	}
+	mean, std := train.ReturnStats(res)
 	r := evalResult{Policy: file, Env: p.EnvID, Resolved: info.ResolvedID, Episodes: *episodes, Seed: *seed, Mean: mean, Std: std}
 	return r.write(stdout, isTerminal(stdout))
+}
+
+// episodeLine is one line of `trainer eval --per-episode`.
+type episodeLine struct {
+	Episode    int     `json:"episode"`
+	Seed       uint64  `json:"seed"`
+	Return     float64 `json:"return"`
+	Length     int     `json:"length"`
+	Terminated bool    `json:"terminated"`
+	Truncated  bool    `json:"truncated"`
+}
+
+// writeEpisodes prints one JSON object per episode (JSON lines).
+func writeEpisodes(w io.Writer, res []envclient.EpisodeResult, seed uint64) error {
+	for j, e := range res {
+		b, err := json.Marshal(episodeLine{Episode: j, Seed: train.EvalEpisodeSeed(seed, j), Return: e.Return, Length: e.Length, Terminated: e.Terminated, Truncated: e.Truncated})
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
+			return fmt.Errorf("eval: write episode %d: %w", j, err)
+		}
+	}
+	return nil
 }
 
 // evalResult is what `trainer eval` reports.

@@ -1,11 +1,22 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/stpis/stpis/policy"
+	"github.com/stpis/stpis/report"
+	"github.com/stpis/stpis/rundir"
+	"github.com/stpis/stpis/train"
 )
 
 // TestConvexDataShipped: `trainer convex` reads the LIBSVM files shipped
@@ -143,5 +154,129 @@ func TestUserEnvModule(t *testing.T) {
 	code, _, stderr = trainer(t, "--env", "user_envs:Coin-v0", "--workers", "1", "--out", t.TempDir(), "--log-level", "error")
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code == 0 || len(lines) != 1 || !strings.Contains(stderr, "Discrete(2) is not a flat Box") {
 		t.Errorf("a discrete action space: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestEvalPerEpisode: --per-episode prints one JSON line per episode
+// (index, reset seed, return, length, end flags) before the summary, whose
+// mean and std are those of the episodes' returns; the episodes are those
+// of a plain eval with the same seed.
+func TestEvalPerEpisode(t *testing.T) {
+	run := t.TempDir()
+	l, err := policy.NewLinear(2, 8, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.W[0], l.W[5] = 0.3, -0.2
+	n, _ := policy.NewNormalizer(8)
+	b, err := policy.Marshal(policy.File{EnvID: "Swimmer-v1", Policy: l, Normalizer: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(run, rundir.BestFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"eval", "--policy", run, "--episodes", "3", "--horizon", "30", "--seed", "7", "--bridge", bridgeAddr, "--log-level", "warn"}
+	code, stdout, stderr := trainer(t, append(args, "--per-episode")...)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || len(lines) != 4 {
+		t.Fatalf("exit %d, %d lines\n%s\n%s", code, len(lines), stdout, stderr)
+	}
+	var sum, sumSq float64
+	seeds := map[uint64]bool{}
+	for i, line := range lines[:3] {
+		var e episodeLine
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Episode != i || e.Length != 30 || !e.Truncated || e.Return == 0 {
+			t.Errorf("episode line %d: %q (%v)", i, line, err)
+		}
+		seeds[e.Seed] = true
+		sum += e.Return
+		sumSq += e.Return * e.Return
+	}
+	var summary struct{ Mean, Std float64 }
+	if err := json.Unmarshal([]byte(lines[3]), &summary); err != nil || len(seeds) != 3 {
+		t.Fatalf("summary %q: %v; seeds %v", lines[3], err, seeds)
+	}
+	mean := sum / 3
+	if math.Abs(summary.Mean-mean) > 1e-9 || math.Abs(summary.Std-math.Sqrt(math.Max(sumSq/3-mean*mean, 0))) > 1e-9 {
+		t.Errorf("summary %+v, episodes' mean %v", summary, mean)
+	}
+	if _, plain, _ := trainer(t, args...); strings.TrimSpace(plain) != lines[3] {
+		t.Errorf("a plain eval printed %q, want %q", plain, lines[3])
+	}
+}
+
+// TestHintsNameThePathRun: the end-of-run hint names the trainer as it was
+// run (bin/trainer), not a bare "trainer" that may not be on PATH; the
+// guard's line gives the evaluation it acted on and the level, not a
+// sentence that reads as false.
+func TestHintsNameThePathRun(t *testing.T) {
+	var log strings.Builder
+	summarize(zerolog.New(&log), io.Discard, train.Config{Label: "STP"}, rundir.Result{}, "runs/x/seed1")
+	if !strings.Contains(log.String(), "plot with: "+os.Args[0]+" plot runs/x/seed1") {
+		t.Errorf("summary: %s", log.String())
+	}
+	msg := guardMessage(train.Guard{On: true}, rundir.Point{GuardEval: 120.5, EvalMean: 164.5, BackedOff: true}, 141.5, true)
+	for _, want := range []string{"final evaluation, 120.5", "below the initial evaluation 141.5", "afresh gives 164.5"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("guard message %q lacks %q", msg, want)
+		}
+	}
+	if msg := guardMessage(train.Guard{On: true, Drop: 0.5}, rundir.Point{GuardEval: 60, EvalMean: 130}, 141.5, true); !strings.Contains(msg, "below 70.8, the initial evaluation 141.5 less 0.5 of its size") {
+		t.Errorf("guard message %q", msg)
+	}
+}
+
+// TestETATowardTheThreshold: a run that stops at its threshold gets an ETA
+// to it from its best evaluation's recent climb, never beyond the
+// budget's; without a climb, a threshold or a speed it is the budget's.
+func TestETATowardTheThreshold(t *testing.T) {
+	evals := []evalAt{{0, 50}, {100, 100}, {300, 150}, {500, 200}}
+	// The window's climb: 150 over 500 episodes, 0.3 an episode; 100 to
+	// go from 200 at episode 500 (now 520): 313 episodes at 10 a second.
+	e := estimateETA(evals, 520, 4000, 10, 300, true)
+	if !e.hasThresh || e.threshold != 31*time.Second || e.budget != 348*time.Second || !strings.Contains(e.text(), "~31s to the threshold") {
+		t.Errorf("climbing: %+v %q", e, e.text())
+	}
+	if e := estimateETA(evals, 520, 600, 10, 300, true); e.threshold != e.budget || e.budget != 8*time.Second {
+		t.Errorf("capped by the budget: %+v", e)
+	}
+	for _, e := range []etaEstimate{
+		estimateETA(evals, 520, 4000, 10, 300, false),                        // --continue-after-threshold
+		estimateETA([]evalAt{{0, 50}, {100, 50}}, 120, 4000, 10, 300, true),  // no climb
+		estimateETA([]evalAt{{0, 50}, {100, 400}}, 120, 4000, 10, 300, true), // reached
+	} {
+		if e.hasThresh || !e.hasBudget || !strings.Contains(e.text(), "to the budget") {
+			t.Errorf("%+v %q", e, e.text())
+		}
+	}
+	if e := estimateETA(evals, 520, 4000, 0, 300, true); e.text() != "ETA ?" {
+		t.Errorf("no speed: %q", e.text())
+	}
+}
+
+// TestReadmeSaysPerEnvFiles: the README's plot --success example says
+// that runs of several envs give a file per env (the -o name with -<env>
+// inserted), which is what plot writes; its examples write into runs/, not
+// the repository root.
+func TestReadmeSaysPerEnvFiles(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "bin/trainer plot --success") {
+			line = l
+		}
+		if strings.HasPrefix(l, "bin/trainer ") && regexp.MustCompile(`-o [a-z]+\.(gif|mp4|png)`).MatchString(l) {
+			t.Errorf("a README example writes into the repository root: %s", l)
+		}
+	}
+	if !strings.Contains(line, "-o runs/success.png") || !strings.Contains(line, "runs/success-<env>.png") {
+		t.Errorf("README's plot --success line: %q", line)
+	}
+	if got := report.EnvFileName("success.png", "Hopper-v1"); got != "success-Hopper-v1.png" {
+		t.Errorf("plot writes %s", got)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -23,6 +24,12 @@ type progress struct {
 	stderr  io.Writer
 	bar     bool
 	lastLog time.Time
+	// initial is x_0's evaluation, when this invocation saw it.
+	initial    float64
+	hasInitial bool
+	// evals are the best evaluation at each evaluation so far, for the
+	// threshold's ETA.
+	evals []evalAt
 }
 
 // logEvery spaces the progress lines off a terminal.
@@ -37,9 +44,14 @@ func newProgress(cfg train.Config, log zerolog.Logger, stderr io.Writer) *progre
 func (r *progress) show(p rundir.Point) {
 	max := r.cfg.Limits.MaxEpisodes
 	pct := 100 * float64(p.Episodes) / float64(max)
+	if p.HasEval {
+		r.evals = append(r.evals, evalAt{p.Episodes, p.BestEval})
+	}
+	l := r.cfg.Limits
+	est := estimateETA(r.evals, p.Episodes, max, p.EpsPerS, l.Threshold, l.HasThreshold && l.StopAtThreshold)
 	eta := "?"
-	if p.EpsPerS > 0 {
-		eta = (time.Duration(float64(max-p.Episodes)/p.EpsPerS) * time.Second).Round(time.Second).String()
+	if est.hasBudget {
+		eta = est.budget.String()
 	}
 	if r.bar {
 		ev := ""
@@ -47,11 +59,12 @@ func (r *progress) show(p rundir.Point) {
 			ev = fmt.Sprintf(" eval %.1f±%.1f", p.EvalMean, p.EvalStd)
 		}
 		is := ""
-		if p.PEntropy > 0 {
+		if p.PEntropy > 0 && r.cfg.MethodName() == "stp_is" {
+			// Only importance sampling has a distribution worth watching.
 			is = fmt.Sprintf("  H(p) %.2f", p.PEntropy)
 		}
-		fmt.Fprintf(r.stderr, "\r\033[K%s it %d  %d/%d episodes (%.0f%%, ETA %s)  train return %.1f%s  best eval %.1f  step %.3g%s  %.1f ep/s",
-			r.cfg.Label, p.Iter, p.Episodes, max, pct, eta, p.Reward, ev, p.BestEval, p.StepSize, is, p.EpsPerS)
+		fmt.Fprintf(r.stderr, "\r\033[K%s it %d  %d/%d episodes (%.0f%%, %s)  train return %.1f%s  best eval %.1f  step %.3g%s  %.1f ep/s",
+			r.cfg.Label, p.Iter, p.Episodes, max, pct, est.text(), p.Reward, ev, p.BestEval, p.StepSize, is, p.EpsPerS)
 	} else if p.HasEval || time.Since(r.lastLog) >= logEvery {
 		r.lastLog = time.Now()
 		ev := r.log.Info().Int("iter", p.Iter).Int("episodes", p.Episodes).Int("max_episodes", max).
@@ -60,6 +73,9 @@ func (r *progress) show(p rundir.Point) {
 			Float64("eps_per_s", p.EpsPerS)
 		if p.HasEval {
 			ev = ev.Float64("eval_mean", round3(p.EvalMean)).Float64("eval_std", round3(p.EvalStd))
+		}
+		if est.hasThresh {
+			ev = ev.Str("eta_threshold", est.threshold.String())
 		}
 		ev.Msg("progress")
 	}
@@ -74,15 +90,33 @@ func (r *progress) show(p rundir.Point) {
 		r.log.Info().Int("episodes", p.Episodes).Int("restart_after", rs.After).Float64("restart_length", rs.Length).
 			Msgf("restart: the last %d episodes lasted under %g of the horizon (the first plateau); a fresh attempt takes the rest of the budget", rs.After-rs.After/2, rs.Length)
 	}
+	if p.Iter == 0 && p.HasEval {
+		r.initial, r.hasInitial = p.EvalMean, true
+	}
 	if p.BackedOff {
 		r.end()
-		r.log.Info().Int("episodes", p.Episodes).Str("guard", r.cfg.Guard.String()).
-			Msgf("guard: the final evaluation fell more than %s of the initial one's size below it; the run ends on its best evaluated point (best_policy.json), evaluated afresh", r.cfg.Guard)
+		r.log.Info().Int("episodes", p.Episodes).Str("guard", r.cfg.Guard.String()).Float64("final_eval", round3(p.GuardEval)).
+			Float64("best_point_eval", round3(p.EvalMean)).Msg(guardMessage(r.cfg.Guard, p, r.initial, r.hasInitial))
 	}
 	if p.ReachedAt > 0 {
 		r.end()
 		r.log.Info().Int("episodes", p.ReachedAt).Float64("eval", p.EvalMean).Float64("threshold", r.cfg.Limits.Threshold).Msg("threshold reached")
 	}
+}
+
+// guardMessage says what the guard did at p: the evaluation it acted on,
+// the level it fell below (from the initial evaluation, when known), and
+// the best point's fresh evaluation that the run ends on.
+func guardMessage(g train.Guard, p rundir.Point, initial float64, hasInitial bool) string {
+	below := "below the guard's level"
+	if hasInitial {
+		below = fmt.Sprintf("below %.1f, the initial evaluation %.1f less %s of its size", g.GuardLevel(initial), initial, g)
+		if g.Drop == 0 {
+			below = fmt.Sprintf("below the initial evaluation %.1f", initial)
+		}
+	}
+	return fmt.Sprintf("guard: the final evaluation, %.1f, fell %s; the run ends on its best evaluated point (best_policy.json), which evaluated afresh gives %.1f",
+		p.GuardEval, below, p.EvalMean)
 }
 
 // end ends the progress bar's line.
@@ -103,10 +137,10 @@ func summarize(log zerolog.Logger, stdout io.Writer, cfg train.Config, res rundi
 			reached = fmt.Sprintf("threshold %g reached at %d episodes", l.Threshold, *res.EpisodesToThreshold)
 		}
 	}
-	msg := fmt.Sprintf("run finished: %s on %s, best eval %.1f, final eval %.1f, %s; %d training episodes in %s. Curve %s, policies %s and %s; plot with: trainer plot %s",
+	msg := fmt.Sprintf("run finished: %s on %s, best eval %.1f, final eval %.1f, %s; %d training episodes in %s. Curve %s, policies %s and %s; plot with: %s plot %s",
 		cfg.Label, cfg.Problem.Env, res.BestEval, res.FinalEval, reached, res.Episodes,
 		time.Duration(res.WallS*float64(time.Second)).Round(time.Second).String(), filepath.Join(path, rundir.CurveFile),
-		filepath.Join(path, rundir.BestFile), filepath.Join(path, rundir.PolicyFile), path)
+		filepath.Join(path, rundir.BestFile), filepath.Join(path, rundir.PolicyFile), self(), path)
 	ev := log.Info().Float64("best_eval", res.BestEval).Float64("final_eval", res.FinalEval).Bool("reached", res.Reached).
 		Int("episodes", res.Episodes).Float64("wall_s", res.WallS)
 	if res.Reached {
@@ -122,6 +156,15 @@ func summarize(log zerolog.Logger, stdout io.Writer, cfg train.Config, res rundi
 		b, _ = json.Marshal(m)
 	}
 	fmt.Fprintf(stdout, "%s\n", b)
+}
+
+// self is the path this trainer was run as (bin/trainer), for the hints
+// it prints: they then work when pasted.
+func self() string {
+	if len(os.Args) > 0 && os.Args[0] != "" {
+		return os.Args[0]
+	}
+	return "trainer"
 }
 
 func round3(v float64) float64 {

@@ -24,13 +24,14 @@ const (
 
 // rendered is the JSON line stpis_bridge.render prints.
 type rendered struct {
-	Env     string     `json:"env"`
-	Returns []*float64 `json:"returns"`
-	Lengths []int      `json:"lengths"`
-	Frames  int        `json:"frames"`
-	FPS     float64    `json:"fps"`
-	Out     string     `json:"out"`
-	Bytes   int64      `json:"bytes"`
+	Env      string     `json:"env"`
+	Resolved string     `json:"resolved,omitempty"`
+	Returns  []*float64 `json:"returns"`
+	Lengths  []int      `json:"lengths"`
+	Frames   int        `json:"frames"`
+	FPS      float64    `json:"fps"`
+	Out      string     `json:"out"`
+	Bytes    int64      `json:"bytes"`
 }
 
 // runRender is `trainer render --policy RUN_OR_FILE -o out.gif|out.mp4`: it
@@ -72,7 +73,7 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case *seed > 1<<62:
 		return usageError{fmt.Errorf("invalid value %d for flag --seed: want at most 2^62", *seed)}
 	}
-	file, _, err := policyFile(*path)
+	file, pf, err := policyFile(*path)
 	if err != nil {
 		return err
 	}
@@ -110,9 +111,21 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := json.Unmarshal([]byte(lastLine(so.String())), &r); err != nil {
 		return fmt.Errorf("render: reading stpis_bridge.render's result: %w", err)
 	}
+	// As eval does: env is the id the policy file records (Hopper-v1),
+	// resolved the gymnasium id that was made, in compact JSON.
+	if r.Env != pf.EnvID {
+		r.Env, r.Resolved = pf.EnvID, r.Env
+	}
 	if !isTerminal(stdout) {
-		_, err := fmt.Fprintln(stdout, lastLine(so.String()))
+		b, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("render: %w", err)
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
+	}
+	if r.Resolved != "" {
+		r.Env += " (gymnasium " + r.Resolved + ")"
 	}
 	var rets []string
 	for i, v := range r.Returns {

@@ -62,7 +62,11 @@ func TestRenderGIF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Env != "Hopper-v5" || len(r.Lengths) != 1 || r.Lengths[0] < 2 || r.Lengths[0] > 12 || len(g.Image) != r.Lengths[0] || r.Frames != len(g.Image) {
+	// As eval's line: compact JSON, env as the policy file names it.
+	if strings.Contains(stdout, `": `) || strings.Contains(stdout, `", "`) || r.Resolved != "Hopper-v5" {
+		t.Errorf("render's line %q: want compact JSON with env and resolved", stdout)
+	}
+	if r.Env != "Hopper-v1" || len(r.Lengths) != 1 || r.Lengths[0] < 2 || r.Lengths[0] > 12 || len(g.Image) != r.Lengths[0] || r.Frames != len(g.Image) {
 		t.Fatalf("episode of %v steps, %d frames said, %d in the file", r.Lengths, r.Frames, len(g.Image))
 	}
 	if b := g.Image[0].Bounds(); b.Dx() != 64 || b.Dy() != 48 {

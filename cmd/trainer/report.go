@@ -32,6 +32,9 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	draw := report.PlotFiles
 	if *success {
 		draw = report.SuccessPlotFiles
+		if skip := report.NoThreshold(runs); len(skip) > 0 && len(skip) < len(envsOf(runs)) {
+			fmt.Fprintf(stderr, "warning: %s left out: no threshold, so no seed can reach one\n", strings.Join(skip, ", "))
+		}
 	}
 	files, err := draw(runs, *out, report.PlotOptions{Default: defaults})
 	if err != nil {
@@ -41,6 +44,15 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, f)
 	}
 	return nil
+}
+
+// envsOf returns the distinct envs of runs.
+func envsOf(runs []report.Run) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range runs {
+		out[r.Meta.Env] = true
+	}
+	return out
 }
 
 // defaultLabels gives, per env of runs, the label of the env's default
@@ -99,7 +111,7 @@ func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprint(stdout, md)
 		return nil
 	}
-	md, err := report.Table(runs, report.TableOptions{Paper: *paper})
+	md, err := report.Table(runs, report.TableOptions{Paper: *paper, Default: defaultLabels(runs)})
 	if err != nil {
 		return err
 	}
