@@ -5,23 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/stpis/stpis/envclient"
 )
-
-// lengthRoller is quadRoller whose episodes last `length` of its 10 steps.
-type lengthRoller struct {
-	seedRoller
-	length int
-}
-
-func (q *lengthRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
-	res, err := q.seedRoller.Rollout(ctx, specs)
-	for i := range res {
-		res[i].Length = q.length
-	}
-	return res, err
-}
 
 func restartConfig() Config {
 	cfg := testConfig("stp")
@@ -41,7 +25,7 @@ func TestRestartGivesUpShortEpisodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 2}
+	q := &quadRoller{target: testTarget, length: 2}
 	fresh, err := New(cfg, testInfo)
 	if err != nil {
 		t.Fatal(err)
@@ -109,8 +93,8 @@ func TestRestartKeepsLongEpisodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	qa := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 5}
-	qb := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 5}
+	qa := &quadRoller{target: testTarget, length: 5}
+	qb := &quadRoller{target: testTarget, length: 5}
 	for !a.Done() {
 		pa, err := a.Iterate(context.Background(), qa)
 		if err != nil {
@@ -135,8 +119,8 @@ func TestRestartResumes(t *testing.T) {
 	cfg := restartConfig()
 	a, _ := New(cfg, testInfo)
 	b, _ := New(cfg, testInfo)
-	qa := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 2}
-	qb := &lengthRoller{seedRoller: seedRoller{quadRoller: quadRoller{target: testTarget}}, length: 2}
+	qa := &quadRoller{target: testTarget, length: 2}
+	qb := &quadRoller{target: testTarget, length: 2}
 	for range 10 { // past the first restart, at 4 iterations
 		if _, err := b.Iterate(context.Background(), qb); err != nil {
 			t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -13,36 +12,6 @@ import (
 	"github.com/stpis/stpis/policy"
 	"github.com/stpis/stpis/rundir"
 )
-
-// quadRoller is a stand-in for the bridge in these unit tests (the real
-// bridge is exercised end to end by cmd/trainer's tests): the return of an
-// episode is −‖W − W*‖² plus seed-determined noise, each episode lasts 10
-// steps, and its observation statistics are a function of the seed.
-type quadRoller struct {
-	target   []float64
-	episodes int
-}
-
-func (q *quadRoller) Rollout(_ context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
-	out := make([]envclient.EpisodeResult, len(specs))
-	for i, s := range specs {
-		q.episodes++
-		r := rand.New(rand.NewPCG(s.Seed, 1))
-		ret := 0.0
-		for j, w := range s.W {
-			ret -= (w - q.target[j]) * (w - q.target[j])
-		}
-		ret += 0.01 * r.NormFloat64()
-		mean := make([]float64, s.Cols)
-		m2 := make([]float64, s.Cols)
-		for j := range mean {
-			mean[j] = 1 + r.NormFloat64()
-			m2[j] = 9 * r.Float64()
-		}
-		out[i] = envclient.EpisodeResult{Return: ret, ShiftedReturn: ret - s.Shift*10, Length: 10, ObsCount: 10, ObsMean: mean, ObsM2: m2}
-	}
-	return out, nil
-}
 
 var testInfo = envclient.EnvInfo{RequestedID: "Quad-v0", ResolvedID: "Quad-v0", ObsDim: 3, ActDim: 2, MaxEpisodeSteps: 10}
 
@@ -100,7 +69,7 @@ func iterated(t *testing.T, cfg Config, n int) *Run {
 }
 
 func TestIterateCountsAndImproves(t *testing.T) {
-	for _, m := range []string{"stp", "stp_is", "ars"} {
+	for _, m := range MethodNames() {
 		t.Run(string(m), func(t *testing.T) {
 			q := &quadRoller{target: testTarget}
 			r, err := New(testConfig(m), testInfo)
@@ -196,24 +165,6 @@ func TestBestPolicyReplaysItsEvaluation(t *testing.T) {
 	}
 }
 
-func TestCheckpointContinuesBitExactly(t *testing.T) {
-	for _, m := range []string{"stp_is", "ars"} {
-		t.Run(string(m), func(t *testing.T) {
-			cfg := testConfig(m)
-			cfg.Limits.MaxEpisodes = 5000
-			a, _ := New(cfg, testInfo)
-			b, _ := New(cfg, testInfo)
-			qa, qb := &quadRoller{target: testTarget}, &quadRoller{target: testTarget}
-			for i := 0; i < 10; i++ {
-				if _, err := b.Iterate(context.Background(), qb); err != nil {
-					t.Fatal(err)
-				}
-			}
-			continuesAs(t, a, qa, roundTrip(t, b), qb, 10, 30)
-		})
-	}
-}
-
 // continuesAs runs a for `to` iterations and c, which has run the first
 // `from` of them (its roller qc beside it), for the rest, and fails unless
 // c's iterations and final x are a's, to the bit.
@@ -303,10 +254,11 @@ func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 	}
 }
 
-// With EvalSpacing, STP (6 episodes an iteration here) and ARS (16) are
-// evaluated after each iteration that crosses a multiple of 40 episodes.
+// With EvalSpacing, every method (STP 6 episodes an iteration here, ARS
+// 16) is evaluated after each iteration that crosses a multiple of 40
+// episodes.
 func TestEvalSpacing(t *testing.T) {
-	for _, m := range []string{"stp", "ars"} {
+	for _, m := range MethodNames() {
 		cfg := testConfig(m)
 		cfg.Limits.EvalSpacing = 40
 		r, err := New(cfg, testInfo)
@@ -378,21 +330,6 @@ func TestDirectionsCombined(t *testing.T) {
 	}
 }
 
-// seedRoller records the seeds of each batch it runs.
-type seedRoller struct {
-	quadRoller
-	batches [][]uint64
-}
-
-func (q *seedRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
-	seeds := make([]uint64, len(specs))
-	for i, s := range specs {
-		seeds[i] = s.Seed
-	}
-	q.batches = append(q.batches, seeds)
-	return q.quadRoller.Rollout(ctx, specs)
-}
-
 func TestCommonSeeds(t *testing.T) {
 	const k, m = 2, 3
 	for _, tc := range []struct {
@@ -413,7 +350,7 @@ func TestCommonSeeds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			q := &seedRoller{quadRoller: quadRoller{target: testTarget}}
+			q := &quadRoller{target: testTarget}
 			for range 2 {
 				if _, err := r.Iterate(context.Background(), q); err != nil {
 					t.Fatal(err)

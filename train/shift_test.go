@@ -4,26 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
-
-	"github.com/stpis/stpis/envclient"
 )
-
-// standRoller is quadRoller whose episodes all last to the horizon (stand)
-// or all terminate early, and which counts the shifts it is asked for.
-type standRoller struct {
-	quadRoller
-	stand  bool
-	shifts map[float64]int
-}
-
-func (s *standRoller) Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
-	out, err := s.quadRoller.Rollout(ctx, specs)
-	for i := range out {
-		out[i].Truncated, out[i].Terminated = s.stand, !s.stand
-		s.shifts[specs[i].Shift]++
-	}
-	return out, err
-}
 
 // The standing shift replaces the shift in the training episodes of a run
 // whose x_0 stands, and only there; the choice survives a checkpoint.
@@ -40,7 +21,7 @@ func TestStandingShift(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := testConfig("stp")
 			cfg.Problem.HasStandingShift = tc.on
-			q := &standRoller{quadRoller: quadRoller{target: testTarget}, stand: tc.stand, shifts: map[float64]int{}}
+			q := &quadRoller{target: testTarget, truncate: tc.stand, terminate: !tc.stand}
 			r, err := New(cfg, testInfo)
 			if err != nil {
 				t.Fatal(err)

@@ -2,66 +2,47 @@ package train
 
 import (
 	"context"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stpis/stpis/internal/fuzzguard"
-
-	"github.com/stpis/stpis/envclient"
 )
 
-// fuzzRoller answers any batch, whatever its shapes, with returns and
-// observation statistics drawn from each episode's seed: a bridge for a
-// restored run of any size.
-type fuzzRoller struct{}
-
-func (fuzzRoller) Rollout(_ context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
-	out := make([]envclient.EpisodeResult, len(specs))
-	for i, s := range specs {
-		r := rand.New(rand.NewPCG(s.Seed, 7))
-		mean := make([]float64, s.Cols)
-		m2 := make([]float64, s.Cols)
-		for j := range mean {
-			mean[j], m2[j] = r.NormFloat64(), r.Float64()
-		}
-		ret := r.NormFloat64()
-		out[i] = envclient.EpisodeResult{Return: ret, ShiftedReturn: ret, Length: 10, ObsCount: 10, ObsMean: mean, ObsM2: m2}
-	}
-	return out, nil
-}
-
-// restoreSeeds are checkpoints of short runs of every method, and of a run
-// past a restart.
+// restoreSeeds are checkpoints of short runs of every method and step (the
+// conformance table's rows, 0 and 2 iterations in), and of a run past a
+// restart.
 func restoreSeeds(f testing.TB) [][]byte {
 	f.Helper()
 	var out [][]byte
-	for _, tc := range []struct {
-		method string
-		step   Step
-		iters  int
-	}{{"stp", Combined, 2}, {"stp_is", Adaptive, 3}, {"stp", Fixed, 1}, {"ars", "", 2}, {"stp_is", Combined, 0}} {
-		c := testConfig(tc.method)
-		if tc.step != "" && tc.step != Adaptive {
-			var err error
-			if c, err = Preset(PresetTuned, tc.method, tc.step, "Quad-v0"); err != nil {
-				f.Fatal(err)
-			}
-			c.Problem.Seed, c.Problem.K = 3, 1
-			c.Limits = Limits{MaxEpisodes: 2000, EvalEvery: 2, EvalEpisodes: 2}
-			c.Guard = Guard{On: true, Drop: 0.5}
+	type seed struct {
+		row     row
+		iters   int
+		restart bool
+	}
+	var seeds []seed
+	for _, r := range rows() {
+		seeds = append(seeds, seed{r, 0, false}, seed{r, 2, false})
+	}
+	seeds = append(seeds, seed{row{"stp_is", Adaptive}, 3, true})
+	for _, tc := range seeds {
+		c, err := Preset(PresetTuned, tc.row.method, tc.row.step, "Quad-v0")
+		if err != nil {
+			f.Fatal(err)
 		}
+		c.Problem.Seed, c.Problem.K = 3, 1
+		c.Limits = Limits{MaxEpisodes: 2000, EvalEvery: 2, EvalEpisodes: 2}
+		c.Guard = Guard{On: true, Drop: 0.5}
 		r, err := New(c, testInfo)
 		if err != nil {
 			f.Fatal(err)
 		}
 		for range tc.iters {
-			if _, err := r.Iterate(context.Background(), fuzzRoller{}); err != nil {
+			if _, err := r.Iterate(context.Background(), &quadRoller{}); err != nil {
 				f.Fatal(err)
 			}
 		}
-		if tc.iters == 3 {
+		if tc.restart {
 			r.c.Attempt = Attempt{Restarts: 1, Start: r.c.Episodes}
 			if r.opt, err = r.newAttemptOptimizer(); err != nil {
 				f.Fatal(err)
@@ -123,5 +104,5 @@ func restoreAndIterate(t *testing.T, b []byte) {
 	if r.Done() || r.opt.Size()*r.cfg.Problem.K > 512 || len(r.X()) > 1024 || r.info.ObsDim > 256 {
 		return
 	}
-	_, _ = r.Iterate(context.Background(), fuzzRoller{})
+	_, _ = r.Iterate(context.Background(), &quadRoller{})
 }
