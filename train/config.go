@@ -51,7 +51,7 @@ type Problem struct {
 	Shift float64 `json:"shift"`
 	// StandingShift, when HasStandingShift, replaces Shift in a run whose
 	// x_0 stands: every episode of its initial evaluation lasts to the
-	// horizon (Counters.Standing). There a shift as large as the per-step
+	// horizon (Progress.Standing). There a shift as large as the per-step
 	// reward makes ending an episode early the cheapest way up.
 	StandingShift    float64 `json:"standing_shift,omitempty"`
 	HasStandingShift bool    `json:"has_standing_shift,omitempty"`
@@ -156,8 +156,8 @@ const (
 // Step returns the step rule of an STP method, "" for a method without
 // step rules.
 func (c Config) Step() Step {
-	if s, ok := c.Method.(*STPSettings); ok {
-		return s.Step
+	if s, ok := c.Method.(stepped); ok {
+		return s.step()
 	}
 	return ""
 }

@@ -41,22 +41,22 @@ func TestGuardBacksOffToTheBestPoint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e0 := off.Counters().InitialEval
+	e0 := off.Progress().InitialEval
 	g := Guard{On: true, Drop: 0.5}
-	if last := off.Counters().LastEval; last >= g.level(e0) {
+	if last := off.Progress().LastEval; last >= g.level(e0) {
 		t.Fatalf("the unguarded run ends at %v, above the level %v: the test does not overshoot", last, g.level(e0))
 	}
 	on := guardRun(t, guardConfig(g))
 	q = &quadRoller{target: testTarget}
 	for !on.Done() {
-		before := on.Counters().BestEval
+		before := on.Progress().BestEval
 		pt, err := on.Iterate(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// The back-off records the evaluation it acted on, and the best
 		// point's fresh evaluation is the final one, not a new best.
-		if pt.BackedOff && (pt.GuardEval >= g.level(e0) || pt.BestEval != before || on.Counters().BestEval != before) {
+		if pt.BackedOff && (pt.GuardEval >= g.level(e0) || pt.BestEval != before || on.Progress().BestEval != before) {
 			t.Fatalf("back-off: guard_eval %v (level %v), best %v -> %v", pt.GuardEval, g.level(e0), before, pt.BestEval)
 		}
 		if pt.BackedOff && !on.Done() {
@@ -71,7 +71,7 @@ func TestGuardBacksOffToTheBestPoint(t *testing.T) {
 			}
 		}
 	}
-	c := on.Counters()
+	c := on.Progress()
 	if c.BackOffs != 1 || on.Result().BackOffs != 1 {
 		t.Fatalf("%d back-offs (result %d), want 1", c.BackOffs, on.Result().BackOffs)
 	}
@@ -92,8 +92,8 @@ func TestGuardResumes(t *testing.T) {
 	}
 	c := roundTrip(t, b)
 	continuesAs(t, a, qa, c, qb, 12, 20)
-	if !a.Done() || a.Counters().BackOffs != 1 || c.Counters().BackOffs != 1 {
-		t.Fatalf("done %v, back-offs %d and %d, want the run ended with one", a.Done(), a.Counters().BackOffs, c.Counters().BackOffs)
+	if !a.Done() || a.Progress().BackOffs != 1 || c.Progress().BackOffs != 1 {
+		t.Fatalf("done %v, back-offs %d and %d, want the run ended with one", a.Done(), a.Progress().BackOffs, c.Progress().BackOffs)
 	}
 }
 

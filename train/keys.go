@@ -231,8 +231,8 @@ func (c *Config) notHere(name string) error {
 		if k, ok := findKey(m.keys(), name); !ok || k.fixed != "" {
 			continue
 		}
-		if s, ok := m.(*STPSettings); ok {
-			return bad(name, "does not apply to --method %s%s (it is a setting of --method %s --step %s)", c.MethodName(), stepSuffix(*c), s.Name(), s.Step)
+		if st := (Config{Method: m}).Step(); st != "" {
+			return bad(name, "does not apply to --method %s%s (it is a setting of --method %s --step %s)", c.MethodName(), stepSuffix(*c), m.Name(), st)
 		}
 		return bad(name, "does not apply to --method %s%s (it is a setting of --method %s)", c.MethodName(), stepSuffix(*c), m.Name())
 	}
@@ -255,11 +255,11 @@ func prototypes() []Method {
 	var ms []Method
 	for _, name := range MethodNames() {
 		m := methods[name]()
-		if s, ok := m.(*STPSettings); ok {
+		if _, ok := m.(stepped); ok {
 			for _, st := range Steps {
-				c := *s
-				c.Step = st
-				ms = append(ms, &c)
+				c := m.clone().(stepped)
+				c.setStep(st)
+				ms = append(ms, c)
 			}
 			continue
 		}

@@ -11,7 +11,10 @@ import (
 // settings, validates them, names them and builds its optimizer (as
 // gonum's optimize.Method does). *STPSettings (STP and STP_IS) and
 // *ARSSettings are the methods; a new one is one file that implements
-// this interface and one line in methods.
+// this interface, one line in methods and its blocks in presets.yaml. A
+// method with step rules also implements stepped (STP's:
+// method_stp_rules.go); nothing outside a method's files asks for its
+// settings' type.
 type Method interface {
 	// Name is the method as --method takes it: stp, stp_is, ars.
 	Name() string
@@ -29,6 +32,15 @@ type Method interface {
 	base(p Problem) (label, dir string)
 	parts(p Problem, ref Method) []part
 	clone() Method
+}
+
+// stepped is a method with step rules (Steps: STP and STP_IS): the preset
+// table keys its entries by step, and each step is a row of its own for
+// the settings' names (prototypes).
+type stepped interface {
+	Method
+	step() Step
+	setStep(Step)
 }
 
 // methods builds the zero settings of each method by name.

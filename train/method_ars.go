@@ -84,3 +84,12 @@ func (a arsOptimizer) Tell(values []float64) (Outcome, error) {
 	}
 	return Outcome{Kept: -1, Step: a.Settings().StepSize}, nil
 }
+
+// fromOld takes the settings from an older run.json's ars block.
+func (s *ARSSettings) fromOld(schema int, _ oldSTP, a oldARS) error {
+	if a.Seed != 0 {
+		return dropped(schema, "ars.Seed", a.Seed, "0 (the run's seed seeds ARS)")
+	}
+	s.Directions, s.Top, s.Noise, s.Rate = a.Directions, a.Top, a.Noise, a.StepSize
+	return nil
+}

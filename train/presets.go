@@ -18,30 +18,39 @@ import (
 //go:embed presets.yaml
 var presetsYAML []byte
 
-// entry is one task's entry of a preset: its default method and step, and
-// the settings of each method by step.
+// entry is one task's entry of a preset: its default method and step,
+// and a block of settings by name: a method's ("ars"), or for the methods
+// with step rules (stepped) a step's ("combined", "adaptive", "fixed"),
+// which STP and STP_IS share.
 type entry struct {
-	Default  string         `yaml:"default"`
-	ARS      map[string]any `yaml:"ars"`
-	Combined map[string]any `yaml:"combined"`
-	Adaptive map[string]any `yaml:"adaptive"`
-	Fixed    map[string]any `yaml:"fixed"`
+	Default string                    `yaml:"default"`
+	Blocks  map[string]map[string]any `yaml:",inline"`
 }
 
 // block is the settings of method and step in e (nil when e has none).
 func (e entry) block(method string, step Step) map[string]any {
-	if method == "ars" {
-		return e.ARS
+	if step != "" {
+		return e.Blocks[string(step)]
 	}
-	switch step {
-	case Combined:
-		return e.Combined
-	case Adaptive:
-		return e.Adaptive
-	case Fixed:
-		return e.Fixed
+	return e.Blocks[method]
+}
+
+// checkBlocks refuses a block named for no method and no step.
+func (e entry) checkBlocks() error {
+	for name := range e.Blocks {
+		if _, ok := methods[name]; !ok && !slices.Contains(Steps, Step(name)) {
+			return fmt.Errorf("%q is no method (%s) and no step (%s)", name, strings.Join(MethodNames(), ", "), stepNames())
+		}
 	}
 	return nil
+}
+
+func stepNames() string {
+	names := make([]string, len(Steps))
+	for i, s := range Steps {
+		names[i] = string(s)
+	}
+	return strings.Join(names, ", ")
 }
 
 // table is presets.yaml: preset → task → entry ("*": any other task).
@@ -61,7 +70,15 @@ var presets = sync.OnceValues(func() (table, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return nil, fmt.Errorf("train: presets.yaml: %w", err)
 	}
-	return table{PresetTuned: doc.Tuned, PresetPaper: doc.Paper}, nil
+	t := table{PresetTuned: doc.Tuned, PresetPaper: doc.Paper}
+	for preset, byTask := range t {
+		for task, e := range byTask {
+			if err := e.checkBlocks(); err != nil {
+				return nil, fmt.Errorf("train: presets.yaml: %s: %s: %w", preset, task, err)
+			}
+		}
+	}
+	return t, nil
 })
 
 // PresetNames lists the presets.
@@ -101,7 +118,7 @@ func Preset(preset, method string, step Step, env string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	if s, ok := m.(*STPSettings); ok {
+	if s, ok := m.(stepped); ok {
 		if step == "" {
 			_, defStep, _ := strings.Cut(e.Default, " ")
 			step = Step(defStep)
@@ -112,7 +129,7 @@ func Preset(preset, method string, step Step, env string) (Config, error) {
 		if !slices.Contains(Steps, step) {
 			return Config{}, bad("step", "%q is not one of combined, adaptive, fixed", step)
 		}
-		s.Step = step
+		s.setStep(step)
 	} else if step != "" {
 		return Config{}, bad("step", "does not apply to --method %s (a step rule of STP and STP_IS)", method)
 	}
@@ -138,7 +155,7 @@ func Preset(preset, method string, step Step, env string) (Config, error) {
 	for _, k := range names {
 		if !c.owns(k) {
 			// The surrogate's keys, in an entry that STP and STP_IS share.
-			if _, isSTP := m.(*STPSettings); isSTP && (k == "surrogate-steps" || k == "lipschitz") {
+			if sh, ok := m.(interface{ sharedKey(string) bool }); ok && sh.sharedKey(k) {
 				continue
 			}
 			return Config{}, fmt.Errorf("train: presets.yaml: %s: %s: %s %s: %w", preset, task, method, step, c.notHere(k))
@@ -170,19 +187,26 @@ func (c *Config) owns(name string) bool {
 const fromARS = "ars"
 
 func arsValue(e entry, key, env string) (string, error) {
-	c := Config{Method: &ARSSettings{}, Problem: Problem{Env: env}}
-	for k, v := range e.ARS {
+	m, err := newMethod(fromARS)
+	if err != nil {
+		return "", err
+	}
+	c := Config{Method: m, Problem: Problem{Env: env}}
+	for k, v := range e.block(fromARS, "") {
 		if err := c.set(k, fmt.Sprint(v)); err != nil {
 			return "", err
 		}
 	}
-	a := c.Method.(*ARSSettings)
 	switch key {
 	case "rate":
-		if a.Top < 1 {
-			return "", bad("rate", "ars: the task's ARS entry has no top")
+		rate, _ := c.Get("rate")
+		top, _ := c.Get("top")
+		r, err1 := strconv.ParseFloat(rate, 64)
+		b, err2 := strconv.Atoi(top)
+		if err1 != nil || err2 != nil || b < 1 {
+			return "", bad("rate", "ars: the task's ARS entry has no rate and top")
 		}
-		return strconv.FormatFloat(a.Rate/math.Sqrt(float64(a.Top)), 'g', -1, 64), nil
+		return strconv.FormatFloat(r/math.Sqrt(float64(b)), 'g', -1, 64), nil
 	case "noise", "shift":
 		v, _ := c.Get(key)
 		return v, nil

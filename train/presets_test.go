@@ -64,7 +64,7 @@ func TestPresets(t *testing.T) {
 	if s := st(o); s.Noise != 0.03 || o.Problem.Shift != 0 {
 		t.Errorf("combined on an unknown env: %+v, shift %v", s, o.Problem.Shift)
 	}
-	e := entry{ARS: map[string]any{"directions": 8, "top": 8, "rate": 0.02, "noise": 0.03}}
+	e := entry{Blocks: map[string]map[string]any{"ars": {"directions": 8, "top": 8, "rate": 0.02, "noise": 0.03}}}
 	if v, err := arsValue(e, "rate", "Quad-v0"); err != nil || v != strconv.FormatFloat(0.02/math.Sqrt(8), 'g', -1, 64) {
 		t.Errorf("rate: ars = %s, %v; want α/√b", v, err)
 	}
@@ -222,5 +222,18 @@ func TestConfigJSON(t *testing.T) {
 		if err := json.Unmarshal([]byte(bad), &back); err == nil {
 			t.Errorf("%s: an unknown setting was accepted", m)
 		}
+	}
+}
+
+// A preset entry's blocks are named for a method or a step; a misspelt
+// one is refused, not silently left unread.
+func TestPresetBlocksAreMethodsOrSteps(t *testing.T) {
+	ok := entry{Blocks: map[string]map[string]any{"ars": {}, "combined": {}, "adaptive": {}, "fixed": {}}}
+	if err := ok.checkBlocks(); err != nil {
+		t.Error(err)
+	}
+	bad := entry{Blocks: map[string]map[string]any{"combind": {}}}
+	if err := bad.checkBlocks(); err == nil || !strings.Contains(err.Error(), `"combind" is no method`) {
+		t.Errorf("err = %v", err)
 	}
 }

@@ -36,7 +36,7 @@ func TestRestartGivesUpShortEpisodes(t *testing.T) {
 	}
 	var restartedAt []int
 	for !r.Done() {
-		before := r.Counters()
+		before := r.Progress()
 		pt, err := r.Iterate(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
@@ -58,14 +58,14 @@ func TestRestartGivesUpShortEpisodes(t *testing.T) {
 				t.Fatalf("after the restart at %d episodes the first batch repeats the first attempt's", pt.Episodes)
 			}
 		}
-		if before.HasBest && r.Counters().BestEval < before.BestEval {
-			t.Fatalf("iteration %d: the best evaluation went from %v to %v", pt.Iter, before.BestEval, r.Counters().BestEval)
+		if before.HasBest && r.Progress().BestEval < before.BestEval {
+			t.Fatalf("iteration %d: the best evaluation went from %v to %v", pt.Iter, before.BestEval, r.Progress().BestEval)
 		}
 	}
 	// Checks at 48 episodes into each attempt: 48, 96, ...
 	want := []int{48, 96, 144, 192, 240, 288, 336, 384}
-	if !slices.Equal(restartedAt, want) || r.Counters().Attempt.Restarts != len(want) || r.Result().Restarts != len(want) {
-		t.Fatalf("restarted at %v (%d restarts), want %v", restartedAt, r.Counters().Attempt.Restarts, want)
+	if !slices.Equal(restartedAt, want) || r.Progress().Attempt.Restarts != len(want) || r.Result().Restarts != len(want) {
+		t.Fatalf("restarted at %v (%d restarts), want %v", restartedAt, r.Progress().Attempt.Restarts, want)
 	}
 	// Each attempt draws its own start states.
 	var train [][]uint64 // the training batches (evaluations run 3 episodes)
@@ -108,7 +108,7 @@ func TestRestartKeepsLongEpisodes(t *testing.T) {
 			t.Fatalf("iteration %d differs:\n%+v\n%+v", pa.Iter, pa, pb)
 		}
 	}
-	if c := a.Counters().Attempt; c.Restarts != 0 || !c.Checked {
+	if c := a.Progress().Attempt; c.Restarts != 0 || !c.Checked {
 		t.Fatalf("attempt %+v, want checked and never restarted", c)
 	}
 }
@@ -126,8 +126,8 @@ func TestRestartResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if b.Counters().Attempt.Restarts != 2 {
-		t.Fatalf("%d restarts after 10 iterations, want 2", b.Counters().Attempt.Restarts)
+	if b.Progress().Attempt.Restarts != 2 {
+		t.Fatalf("%d restarts after 10 iterations, want 2", b.Progress().Attempt.Restarts)
 	}
 	continuesAs(t, a, qa, roundTrip(t, b), qb, 10, 20)
 }

@@ -16,8 +16,11 @@ type Roller interface {
 	Rollout(ctx context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error)
 }
 
-// Counters are a run's totals.
-type Counters struct {
+// Progress is where a run stands: its totals (iterations, episodes,
+// evaluations), its best and latest evaluations, whether it reached the
+// threshold, and the bookkeeping of its restarts, guard and standing
+// shift. (Checkpoints keep it under "counters", its former name.)
+type Progress struct {
 	Iter         int     `json:"iter"`
 	Episodes     int     `json:"episodes"`
 	EnvSteps     int64   `json:"env_steps"`
@@ -52,7 +55,7 @@ type Run struct {
 	lin  *policy.Linear
 	norm *policy.Normalizer
 	opt  Optimizer
-	c    Counters
+	c    Progress
 	// bestX and bestNorm are the point with the best evaluation and the
 	// normalizer it was evaluated with.
 	bestX    []float64
@@ -101,8 +104,8 @@ func (r *Run) Config() Config { return r.cfg }
 // Info returns the bridge's description of the env the run started with.
 func (r *Run) Info() envclient.EnvInfo { return r.info }
 
-// Counters returns the run's totals.
-func (r *Run) Counters() Counters { return r.c }
+// Progress returns where the run stands.
+func (r *Run) Progress() Progress { return r.c }
 
 // Done says whether the run has reached its threshold (when it stops
 // there) or cannot run another iteration within its episode budget.
@@ -171,11 +174,11 @@ type pointValue struct {
 	obs *policy.Normalizer
 }
 
-// train runs K training episodes at each point with the frozen
+// trainEpisodes runs K training episodes at each point with the frozen
 // normalization, counts them, and returns each point's mean returns and
 // observation statistics. Problem.CommonSeeds says which points share
 // their K seeds.
-func (r *Run) train(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen) ([]pointValue, error) {
+func (r *Run) trainEpisodes(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen) ([]pointValue, error) {
 	p, k, iter, base := r.cfg.Problem, r.cfg.Problem.K, r.c.Iter, r.c.Episodes
 	specs := make([]envclient.EpisodeSpec, 0, len(points)*k)
 	stream := mix(r.seed(), trainStream)
@@ -246,7 +249,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	if err != nil {
 		return pt, err
 	}
-	vals, err := r.train(ctx, env, points, frozen)
+	vals, err := r.trainEpisodes(ctx, env, points, frozen)
 	if err != nil {
 		return pt, err
 	}

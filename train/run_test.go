@@ -95,7 +95,7 @@ func TestIterateCountsAndImproves(t *testing.T) {
 			if m != "ars" && (accepted[""] > 0 || accepted["plus"]+accepted["minus"] == 0 || accepted["center"] == 0) {
 				t.Fatalf("accepted points %v: want plus/minus and center only, some of each", accepted)
 			}
-			c := r.Counters()
+			c := r.Progress()
 			if c.Episodes+c.EvalEpisodes != q.episodes {
 				t.Fatalf("training %d + evaluation %d episodes, but the roller ran %d", c.Episodes, c.EvalEpisodes, q.episodes)
 			}
@@ -145,7 +145,7 @@ func TestBestPolicyReplaysItsEvaluation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pt.HasEval && pt.EvalMean == r.Counters().BestEval {
+		if pt.HasEval && pt.EvalMean == r.Progress().BestEval {
 			bestNorm = r.norm.Snapshot()
 		}
 	}
@@ -243,8 +243,8 @@ func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 	cfg := testConfig("stp_is")
 	cfg.Problem.ObsNorm = None
 	r := iterated(t, cfg, 5)
-	if r.Counters().Episodes == 0 || r.norm.Count != 0 {
-		t.Fatalf("after %d episodes the normalizer saw %d observations, want 0", r.Counters().Episodes, r.norm.Count)
+	if r.Progress().Episodes == 0 || r.norm.Count != 0 {
+		t.Fatalf("after %d episodes the normalizer saw %d observations, want 0", r.Progress().Episodes, r.norm.Count)
 	}
 	f := r.Policy().Normalizer.Snapshot()
 	for j := range f.Mean {
@@ -277,8 +277,8 @@ func TestEvalSpacing(t *testing.T) {
 			}
 			prev = pt.Episodes
 		}
-		if want := r.Counters().Episodes / 40; r.Counters().Evals < want {
-			t.Fatalf("%s: %d evaluations in %d episodes, want at least %d", m, r.Counters().Evals, r.Counters().Episodes, want)
+		if want := r.Progress().Episodes / 40; r.Progress().Evals < want {
+			t.Fatalf("%s: %d evaluations in %d episodes, want at least %d", m, r.Progress().Evals, r.Progress().Episodes, want)
 		}
 	}
 }
@@ -318,7 +318,7 @@ func TestDirectionsCombined(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := r.Counters()
+			c := r.Progress()
 			if c.Episodes != c.Iter*tc.size*cfg.Problem.K || c.Episodes+c.EvalEpisodes != q.episodes {
 				t.Fatalf("%d episodes in %d iterations of %d points × K %d (roller ran %d)", c.Episodes, c.Iter, tc.size, cfg.Problem.K, q.episodes)
 			}

@@ -194,35 +194,20 @@ func oldConfig(schema int, preset, method string, p Problem, l Limits, s oldSTP,
 	if err != nil {
 		return Config{}, fmt.Errorf("train: run.json schema %d: %w", schema, err)
 	}
-	c := Config{Preset: preset, Method: m, Problem: p, Limits: l, Restart: rs}
-	switch m := m.(type) {
-	case *ARSSettings:
-		if a.Seed != 0 {
-			return Config{}, dropped(schema, "ars.Seed", a.Seed, "0 (the run's seed seeds ARS)")
-		}
-		m.Directions, m.Top, m.Noise, m.Rate = a.Directions, a.Top, a.Noise, a.StepSize
-	case *STPSettings:
-		if err := s.check(schema); err != nil {
-			return Config{}, err
-		}
-		m.Step, m.Directions, m.Basis, m.NormalizeBasis = s.Step, max(s.Directions, 1), s.Basis, s.NormalizeBasis
-		if m.Basis == "" {
-			m.Basis = Gaussian
-		}
-		switch s.Step {
-		case Adaptive:
-			m.Rate = s.Alpha0
-		case Fixed:
-			// ε was absolute, 0 meaning 0.05·n; Rate is ε/n.
-			m.Rate = 0.05
-		case Combined:
-			m.Rate, m.Top, m.Noise = s.Rate, s.Top, s.Noise
-		}
-		if m.IS {
-			m.SurrogateSteps, m.Lipschitz = s.SurrogateSteps, s.Lipschitz
-		}
+	old, ok := m.(oldReader)
+	if !ok {
+		return Config{}, fmt.Errorf("train: run.json schema %d: method %s did not exist then", schema, method)
 	}
-	return c, nil
+	if err := old.fromOld(schema, s, a); err != nil {
+		return Config{}, err
+	}
+	return Config{Preset: preset, Method: m, Problem: p, Limits: l, Restart: rs}, nil
+}
+
+// oldReader is a method that older forms of run.json held: it takes its
+// settings from their blocks (its own file says how).
+type oldReader interface {
+	fromOld(schema int, s oldSTP, a oldARS) error
 }
 
 // check refuses the older STP knobs at any value but the one today's

@@ -30,8 +30,8 @@ func TestStandingShift(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pt.Standing != tc.stand || r.Counters().Standing != tc.stand {
-				t.Fatalf("x_0 standing: point %v, counters %v, want %v", pt.Standing, r.Counters().Standing, tc.stand)
+			if pt.Standing != tc.stand || r.Progress().Standing != tc.stand {
+				t.Fatalf("x_0 standing: point %v, counters %v, want %v", pt.Standing, r.Progress().Standing, tc.stand)
 			}
 			for range 3 {
 				if _, err := r.Iterate(context.Background(), q); err != nil {

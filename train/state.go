@@ -13,7 +13,7 @@ type state struct {
 	Version    int                `json:"version"`
 	Config     Config             `json:"config"`
 	Info       envclient.EnvInfo  `json:"info"`
-	Counters   Counters           `json:"counters"`
+	Progress   Progress           `json:"counters"`
 	Normalizer *policy.Normalizer `json:"normalizer"`
 	BestX      []float64          `json:"best_x,omitempty"`
 	BestNorm   *policy.Normalizer `json:"best_normalizer,omitempty"`
@@ -29,7 +29,7 @@ func (r *Run) MarshalBinary() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("train: checkpoint: %w", err)
 	}
-	st := state{Version: stateVersion, Config: r.cfg, Info: r.info, Counters: r.c, Normalizer: r.norm, BestX: r.bestX, BestNorm: r.bestNorm, Optimizer: opt}
+	st := state{Version: stateVersion, Config: r.cfg, Info: r.info, Progress: r.c, Normalizer: r.norm, BestX: r.bestX, BestNorm: r.bestNorm, Optimizer: opt}
 	b, err := json.Marshal(st)
 	if err != nil {
 		return nil, fmt.Errorf("train: checkpoint: %w", err)
@@ -54,7 +54,7 @@ func Restore(b []byte) (*Run, error) {
 	if err := st.validate(len(r.X())); err != nil {
 		return nil, fmt.Errorf("train: restore: %w", err)
 	}
-	r.c, r.norm, r.bestX, r.bestNorm = st.Counters, st.Normalizer, st.BestX, st.BestNorm
+	r.c, r.norm, r.bestX, r.bestNorm = st.Progress, st.Normalizer, st.BestX, st.BestNorm
 	if r.c.Attempt.Restarts > 0 {
 		// The attempt's optimizer, built from its seed (the basis is).
 		if r.opt, err = r.newAttemptOptimizer(); err != nil {
@@ -70,7 +70,7 @@ func Restore(b []byte) (*Run, error) {
 // validate checks the counters and normalizers of a restored state against
 // each other and against the env's sizes.
 func (st state) validate(n int) error {
-	c := st.Counters
+	c := st.Progress
 	checkNorm := func(field string, nz *policy.Normalizer) error {
 		if nz == nil || nz.Dim() != st.Info.ObsDim || len(nz.M2) != st.Info.ObsDim {
 			return fmt.Errorf("%s: want statistics of the env's %d observation features", field, st.Info.ObsDim)

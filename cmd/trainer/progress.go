@@ -68,11 +68,11 @@ func (r *progress) show(p rundir.Point) {
 	} else if p.HasEval || time.Since(r.lastLog) >= logEvery {
 		r.lastLog = time.Now()
 		ev := r.log.Info().Int("iter", p.Iter).Int("episodes", p.Episodes).Int("max_episodes", max).
-			Float64("pct", math.Round(pct*10)/10).Str("eta", eta).Float64("reward", round3(p.Reward)).
-			Float64("best_eval", round3(p.BestEval)).Float64("step_size", p.StepSize).Float64("p_entropy", round3(p.PEntropy)).
+			Float64("pct", math.Round(pct*10)/10).Str("eta", eta).Float64("reward", logRound(p.Reward)).
+			Float64("best_eval", logRound(p.BestEval)).Float64("step_size", p.StepSize).Float64("p_entropy", logRound(p.PEntropy)).
 			Float64("eps_per_s", p.EpsPerS)
 		if p.HasEval {
-			ev = ev.Float64("eval_mean", round3(p.EvalMean)).Float64("eval_std", round3(p.EvalStd))
+			ev = ev.Float64("eval_mean", logRound(p.EvalMean)).Float64("eval_std", logRound(p.EvalStd))
 		}
 		if est.hasThresh {
 			ev = ev.Str("eta_threshold", est.threshold.String())
@@ -95,8 +95,8 @@ func (r *progress) show(p rundir.Point) {
 	}
 	if p.BackedOff {
 		r.end()
-		r.log.Info().Int("episodes", p.Episodes).Str("guard", r.cfg.Guard.String()).Float64("final_eval", round3(p.GuardEval)).
-			Float64("best_point_eval", round3(p.EvalMean)).Msg(guardMessage(r.cfg.Guard, p, r.initial, r.hasInitial))
+		r.log.Info().Int("episodes", p.Episodes).Str("guard", r.cfg.Guard.String()).Float64("final_eval", logRound(p.GuardEval)).
+			Float64("best_point_eval", logRound(p.EvalMean)).Msg(guardMessage(r.cfg.Guard, p, r.initial, r.hasInitial))
 	}
 	if p.ReachedAt > 0 {
 		r.end()
@@ -167,7 +167,9 @@ func self() string {
 	return "trainer"
 }
 
-func round3(v float64) float64 {
+// logRound rounds v to 3 decimals for a log line, a non-finite v to 0
+// (rundir.round3 rounds the run files' values, which are finite).
+func logRound(v float64) float64 {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0
 	}

@@ -64,7 +64,7 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 		return false, err
 	}
 	if stopped {
-		log.Info().Int("episodes", r.Counters().Episodes).Msg("stopped and checkpointed; --resume continues the run")
+		log.Info().Int("episodes", r.Progress().Episodes).Msg("stopped and checkpointed; --resume continues the run")
 		return true, nil
 	}
 	npz, best, err := r.Exports()
@@ -216,7 +216,7 @@ func resume(f *trainFlags, maxEpisodes int, dir *rundir.Dir, r *train.Run, finis
 	if finished {
 		return "its budget is not raised", nil
 	}
-	log.Info().Int("iter", r.Counters().Iter).Int("episodes", r.Counters().Episodes).Msg("resuming")
+	log.Info().Int("iter", r.Progress().Iter).Int("episodes", r.Progress().Episodes).Msg("resuming")
 	return "", nil
 }
 

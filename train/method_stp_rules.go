@@ -1,0 +1,42 @@
+package train
+
+// STP's step rules as the rest of train sees them (stepped), and its
+// settings as the older forms of run.json held them. (method_stp.go holds
+// its settings, names and optimizer.)
+
+// step is the settings' step rule.
+func (s *STPSettings) step() Step { return s.Step }
+
+// setStep sets the step rule.
+func (s *STPSettings) setStep(st Step) { s.Step = st }
+
+// sharedKey says whether a preset entry's key k, not one of s's own, is
+// STP_IS's in an entry that STP and STP_IS share (its surrogate's).
+func (s *STPSettings) sharedKey(k string) bool {
+	return !s.IS && (k == "surrogate-steps" || k == "lipschitz")
+}
+
+// fromOld takes the settings from an older run.json's stp block: alpha0
+// was the adaptive step's rate, the fixed step's ε was absolute (0 meaning
+// 0.05·n, today's rate 0.05), and a missing basis was Gaussian.
+func (s *STPSettings) fromOld(schema int, o oldSTP, _ oldARS) error {
+	if err := o.check(schema); err != nil {
+		return err
+	}
+	s.Step, s.Directions, s.Basis, s.NormalizeBasis = o.Step, max(o.Directions, 1), o.Basis, o.NormalizeBasis
+	if s.Basis == "" {
+		s.Basis = Gaussian
+	}
+	switch o.Step {
+	case Adaptive:
+		s.Rate = o.Alpha0
+	case Fixed:
+		s.Rate = 0.05
+	case Combined:
+		s.Rate, s.Top, s.Noise = o.Rate, o.Top, o.Noise
+	}
+	if s.IS {
+		s.SurrogateSteps, s.Lipschitz = o.SurrogateSteps, o.Lipschitz
+	}
+	return nil
+}
