@@ -144,10 +144,30 @@ type Point struct {
 	// Standing, on iteration 0, says every episode of x_0's evaluation
 	// lasted to the horizon (train.Problem.StandingShift).
 	Standing bool `json:"standing,omitempty"`
+	// Surrogate, on an evaluation's iteration of a run that uses a
+	// surrogate, is what it knew over the iterations since the last
+	// evaluation (train's surrogate diagnostic); nil otherwise.
+	Surrogate *SurrogateDiag `json:"-"`
 	// ElapsedS is the run's wall time so far (over all its invocations),
 	// EpsPerS this invocation's training episodes per second.
 	ElapsedS float64 `json:"elapsed_s"`
 	EpsPerS  float64 `json:"eps_per_s"`
+}
+
+// SurrogateDiag is what a run's surrogate knew about the points it had
+// not yet seen, over the iterations of one evaluation window.
+type SurrogateDiag struct {
+	// Rank is the mean over the window's iterations of the rank
+	// correlation between its predictions for an iteration's points, made
+	// before they were measured, and their values (NaN: none was made).
+	Rank float64
+	// Share is the fraction of the window's gradient estimate's energy
+	// (Σ over its iterations of Σ_j w_j Δ_j d_j) in the Dim-dimensional
+	// subspace the surrogate favoured at the window's start, RandomShare
+	// the same for a random subspace of that dimension (about Dim/n); NaN
+	// when it favoured none.
+	Share, RandomShare float64
+	Dim                int
 }
 
 // line is a Point as written: the evaluation only when there is one, and
@@ -171,6 +191,10 @@ type line struct {
 	BackedOff bool    `json:"backed_off,omitempty"`
 	GuardEval *jfloat `json:"guard_eval,omitempty"`
 	Standing  bool    `json:"standing,omitempty"`
+	SurRank   *jfloat `json:"surrogate_rank,omitempty"`
+	SurShare  *jfloat `json:"surrogate_share,omitempty"`
+	SurRandom *jfloat `json:"surrogate_random_share,omitempty"`
+	SurDim    int     `json:"surrogate_dim,omitempty"`
 	ElapsedS  jfloat  `json:"elapsed_s"`
 	EpsPerS   jfloat  `json:"eps_per_s"`
 }
@@ -191,6 +215,17 @@ func (p Point) MarshalJSON() ([]byte, error) {
 	if p.BackedOff {
 		g := jfloat(p.GuardEval)
 		l.GuardEval = &g
+	}
+	if d := p.Surrogate; d != nil {
+		// A value that could not be measured is left out, not written as 0.
+		opt := func(v float64) *jfloat {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil
+			}
+			f := jfloat(v)
+			return &f
+		}
+		l.SurRank, l.SurShare, l.SurRandom, l.SurDim = opt(d.Rank), opt(d.Share), opt(d.RandomShare), d.Dim
 	}
 	return json.Marshal(l)
 }
@@ -224,6 +259,15 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 		if l.EvalStd != nil {
 			p.EvalStd = float64(*l.EvalStd)
 		}
+	}
+	if l.SurRank != nil || l.SurShare != nil {
+		val := func(f *jfloat) float64 {
+			if f == nil {
+				return math.NaN()
+			}
+			return float64(*f)
+		}
+		p.Surrogate = &SurrogateDiag{Rank: val(l.SurRank), Share: val(l.SurShare), RandomShare: val(l.SurRandom), Dim: l.SurDim}
 	}
 	return nil
 }

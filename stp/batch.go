@@ -52,6 +52,11 @@ type Batch struct {
 	// directions of the iteration (length 1 unless Settings.Directions > 1).
 	Indices []int
 	Alphas  []float64
+	// Directions are the iteration's M directions d_j (x± = x_k ± α_j d_j
+	// without momentum), Weights their weights (see [Drawn]): Σ_j w_j
+	// (f(x+_j) − f(x−_j)) d_j estimates the gradient up to a constant.
+	Directions [][]float64
+	Weights    []float64
 	// Points are the points to evaluate; the stepper does not keep them.
 	Points [][]float64
 	// Roles gives the role of each point.

@@ -239,9 +239,13 @@ func (s *Stepper) setPV(p, v []float64) error {
 	if err := checkV(v, s.n); err != nil {
 		return err
 	}
+	if ps, ok := s.dir.(interface{ SetProbabilities([]float64) error }); ok {
+		if err := ps.SetProbabilities(pm); err != nil {
+			return err
+		}
+	}
 	s.p = pm
 	s.v = append([]float64(nil), v...)
-	s.table = newAlias(s.p)
 	return nil
 }
 

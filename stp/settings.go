@@ -27,6 +27,11 @@ type Settings struct {
 	Goal Goal
 	// Basis gives the directions; nil means Canonical(len(x0)).
 	Basis Basis
+	// Source draws each iteration's directions; nil means an
+	// [IndexSampler] of Basis's columns by the probabilities p. A Source
+	// with a SetProbabilities([]float64) error method receives p (after
+	// mixing) whenever it changes.
+	Source Directioner
 
 	// Sampling derives p and v from L (Uniform, ISSqrt, ISL), or takes them
 	// from P and V (Custom). Default Uniform.

@@ -122,9 +122,13 @@ func (s *Stepper) SetState(st State) error {
 	}
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points
+	if ps, ok := s.dir.(interface{ SetProbabilities([]float64) error }); ok {
+		if err := ps.SetProbabilities(st.P); err != nil {
+			return fmt.Errorf("%w: %w", ErrState, err)
+		}
+	}
 	s.p = append([]float64(nil), st.P...)
 	s.v = append([]float64(nil), st.V...)
-	s.table = newAlias(s.p)
 	s.rnd = rand.New(s.src)
 	return nil
 }

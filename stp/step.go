@@ -132,7 +132,10 @@ func (s *Stepper) alpha0() float64 {
 // stepSize returns α of direction j given the current f and, for the
 // finite-difference rule, the probe value.
 func (s *Stepper) stepSize(j int, probe float64) float64 {
-	vi := s.v[s.idx[j]]
+	vi := 1.0 // a direction that is no basis column (Drawn.Index −1)
+	if i := s.idx[j]; i >= 0 {
+		vi = s.v[i]
+	}
 	a0 := s.alpha0()
 	switch s.set.Rule {
 	case Decaying:

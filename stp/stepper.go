@@ -56,8 +56,10 @@ type Stepper struct {
 	iter   int
 	points int64
 
-	p, v  []float64
-	table alias
+	p, v []float64
+	// dir draws the directions; weight holds their weights (Drawn.Weight).
+	dir    Directioner
+	weight []float64
 
 	// Iteration in progress.
 	phase        phase
@@ -105,6 +107,13 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 			return nil, err
 		}
 	}
+	s.dir = settings.Source
+	if s.dir == nil {
+		s.dir = &IndexSampler{basis: s.basis} // p is set by setPV below
+	}
+	if s.dir.Dim() != n {
+		return nil, fmt.Errorf("%w: direction source of dimension %d, len(x0) = %d", ErrDimension, s.dir.Dim(), n)
+	}
 	if err := s.setPV(p, v); err != nil {
 		return nil, err
 	}
@@ -125,6 +134,7 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 	}
 	s.rnd = rand.New(s.src)
 	s.idx = make([]int, s.m)
+	s.weight = make([]float64, s.m)
 	s.alpha = make([]float64, s.m)
 	s.dirs = make([][]float64, s.m)
 	for j := range s.dirs {
@@ -211,16 +221,20 @@ func (s *Stepper) Propose() (Batch, error) {
 		return Batch{}, fmt.Errorf("%w: Propose called twice without Tell", ErrSequence)
 	}
 	if !s.drawn {
-		for j := range s.idx {
-			s.idx[j] = s.table.draw(s.rnd)
-			s.basis.Column(s.idx[j], s.dirs[j])
+		if err := s.dir.Draw(s.rnd, Drawn{Dirs: s.dirs, Index: s.idx, Weight: s.weight}); err != nil {
+			return Batch{}, fmt.Errorf("stp: drawing directions: %w", err)
+		}
+		for j := range s.alpha {
 			s.alpha[j] = math.NaN()
 		}
 		s.drawn = true
 		s.preDone = false
 		s.centerThisIt = false
 	}
-	b := Batch{Iter: s.iter, Index: s.idx[0], Indices: append([]int(nil), s.idx...)}
+	b := Batch{Iter: s.iter, Index: s.idx[0], Indices: append([]int(nil), s.idx...), Weights: append([]float64(nil), s.weight...)}
+	for _, d := range s.dirs {
+		b.Directions = append(b.Directions, append([]float64(nil), d...))
+	}
 	add := func(pt []float64, r Role, j int) {
 		b.Points = append(b.Points, pt)
 		b.Roles = append(b.Roles, r)

@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/stpis/stpis/stp"
 	"github.com/stpis/stpis/surrogate"
@@ -26,6 +27,20 @@ const (
 
 // Steps lists the step rules.
 var Steps = []Step{Combined, Adaptive, Fixed}
+
+// Guide names the surrogate that guides the combined step's directions.
+type Guide string
+
+// The guides.
+const (
+	// NoGuide draws every direction from the basis by p.
+	NoGuide Guide = "none"
+	// GradientSum makes one of an iteration's directions the sum of every
+	// earlier gradient estimate of the attempt (surrogate.GradientSum), and
+	// the others random directions orthonormal to it and to each other
+	// (stp.SubspaceSampler), as LMRS and Guided ES draw theirs.
+	GradientSum Guide = "gradient-sum"
+)
 
 // Basis names the basis of STP's directions.
 type Basis string
@@ -77,7 +92,12 @@ type STPSettings struct {
 	// it (its hidden width is the paper's, by policy size).
 	SurrogateSteps int       `json:"surrogate_steps,omitempty"`
 	Lipschitz      Lipschitz `json:"lipschitz,omitempty"`
+	// Guide is the combined step's guide ("" reads as none).
+	Guide Guide `json:"guide,omitempty"`
 }
+
+// guided says the settings guide the directions.
+func (s *STPSettings) guided() bool { return s.Guide != "" && s.Guide != NoGuide }
 
 // Name is stp or stp_is.
 func (s *STPSettings) Name() string {
@@ -112,6 +132,14 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("noise", "%v exceeds the limit %g", s.Noise, float64(maxRate))
 	case !comb && s.Noise != 0:
 		return bad("noise", "%v needs --step combined", s.Noise)
+	case s.Guide != "" && s.Guide != NoGuide && s.Guide != GradientSum:
+		return bad("guide", "%q is not one of none, gradient-sum", s.Guide)
+	case s.guided() && !comb:
+		return bad("guide", "%s needs --step combined", s.Guide)
+	case s.guided() && s.IS:
+		return bad("guide", "%s draws its own directions; stp_is samples the basis (use --method stp)", s.Guide)
+	case s.guided() && s.Directions < 2:
+		return bad("directions", "%d leaves no random direction beside the guide (want ≥ 2)", s.Directions)
 	case !s.IS:
 		return nil
 	case s.SurrogateSteps < 0 || s.SurrogateSteps > 100000:
@@ -120,6 +148,28 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("lipschitz", "%q is not one of global, local", s.Lipschitz)
 	}
 	return nil
+}
+
+// guideKey is the --guide setting: an enum whose zero value reads as none.
+func guideKey(field func(*Config) *Guide) key {
+	e := enumKey("guide", []string{string(NoGuide), string(GradientSum)}, func(c *Config) *string { return (*string)(field(c)) })
+	return key{name: e.name,
+		help: "the combined step's guide: none, or gradient-sum (one direction along the sum of the attempt's gradient estimates, the others random and orthogonal to it)",
+		get: func(c *Config) string {
+			if *field(c) == "" {
+				return string(NoGuide)
+			}
+			return string(*field(c))
+		},
+		set: func(c *Config, v string) error {
+			if err := e.set(c, v); err != nil {
+				return err
+			}
+			if *field(c) == NoGuide {
+				*field(c) = ""
+			}
+			return nil
+		}}
 }
 
 // maxRate bounds rate and noise: both are lengths in units of the
@@ -140,6 +190,9 @@ func (s *STPSettings) keys() []key {
 		ks = append(ks,
 			intKey("top", "the number of an iteration's directions combined into its step", "", func(c *Config) *int { return &st(c).Top }),
 			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }))
+		if !s.IS {
+			ks = append(ks, guideKey(func(c *Config) *Guide { return &st(c).Guide }))
+		}
 	}
 	if s.IS {
 		ks = append(ks,
@@ -178,6 +231,9 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 		ps = append(ps, part{"orthogonal basis", "orth"})
 	default:
 		ps = append(ps, part{"Gaussian basis", "gauss"})
+	}
+	if s.guided() && (r == nil || r.Guide != s.Guide) {
+		ps = append(ps, part{"guided by the " + strings.ReplaceAll(string(s.Guide), "-", " "), "guided"})
 	}
 	if r == nil {
 		return ps
@@ -226,6 +282,14 @@ func (s *STPSettings) newOptimizer(p Problem, x0 []float64) (Optimizer, error) {
 		// about α√n/√b: Rate is α/√b in ARS's terms).
 		set.Epsilon = s.Noise * float64(n) * math.Sqrt(float64(n))
 		set.Rate = s.Rate * math.Sqrt(float64(n)) * math.Sqrt(float64(s.Top))
+	}
+	o.seed = mix(p.Seed, 0xd1a9)
+	if s.guided() {
+		if s.Directions >= n {
+			return nil, bad("directions", "%d must be below the policy's %d weights with --guide %s", s.Directions, n, s.Guide)
+		}
+		o.guide, o.gsum = stp.NewSubspaceSampler(n), &surrogate.GradientSum{}
+		set.Source = o.guide
 	}
 	if s.IS {
 		// Theorem 1 pairs the decaying step with IS-sqrt, Theorems 2-4 the

@@ -290,6 +290,9 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 		if err := r.guard(ctx, env, &pt); err != nil {
 			return pt, err
 		}
+		if d, ok := r.opt.(interface{ diagnosis() *rundir.SurrogateDiag }); ok {
+			pt.Surrogate = d.diagnosis()
+		}
 	}
 	if pt.Restarted, err = r.checkRestart(); err != nil {
 		return pt, err

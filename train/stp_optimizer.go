@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/stp"
 	"github.com/stpis/stpis/surrogate"
 )
@@ -23,7 +24,21 @@ type stpOptimizer struct {
 	// the last batch, which it learns from.
 	sur   *surrogate.Model
 	batch stp.Batch
+	// guide is the guided step's direction source and gsum its surrogate
+	// (Guide); nil otherwise.
+	guide *stp.SubspaceSampler
+	gsum  *surrogate.GradientSum
+	// pred holds the surrogate's predictions for the last batch's points,
+	// made before they were measured (nil: none); diag the diagnostic's
+	// window; seed draws its random subspaces.
+	pred []float64
+	diag diagWindow
+	seed uint64
 }
+
+// usesSurrogate says the run has a surrogate, so that it records the
+// diagnostic.
+func (o *stpOptimizer) usesSurrogate() bool { return o.sur != nil || o.gsum != nil }
 
 // Size is 2M + 1: x ± α b_i for each of the M directions, and the
 // re-measured x_k, which the Top combination does not measure.
@@ -39,12 +54,54 @@ func (o *stpOptimizer) X() []float64 { return o.stepper.X() }
 func (o *stpOptimizer) MoveTo(x []float64) error { return o.stepper.MoveTo(x) }
 
 func (o *stpOptimizer) Propose() ([][]float64, error) {
+	if o.gsum != nil && o.gsum.Count > 0 {
+		if err := o.guide.SetGuide([][]float64{o.gsum.G}); err != nil {
+			return nil, fmt.Errorf("train: guide: %w", err)
+		}
+	}
+	if o.usesSurrogate() && !o.diag.Started {
+		o.diag.start(o.stepper.Favoured(o.set.Directions), o.stepper.Dim(), o.seed, o.stepper.Iter())
+	}
 	b, err := o.stepper.Propose()
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
 	}
 	o.batch = b
+	o.pred = o.predict(b.Points)
 	return b.Points, nil
+}
+
+// predict returns the surrogate's predictions for points, nil when it
+// has none to make (no surrogate, or one not yet fitted).
+func (o *stpOptimizer) predict(points [][]float64) []float64 {
+	switch {
+	case o.gsum != nil && o.gsum.Count > 0:
+		out := make([]float64, len(points))
+		for i, x := range points {
+			out[i] = o.gsum.Predict(x)
+		}
+		return out
+	case o.sur != nil && o.sur.Steps() > 0:
+		out := make([]float64, len(points))
+		for i, x := range points {
+			v, err := o.sur.Predict(x)
+			if err != nil {
+				return nil
+			}
+			out[i] = v
+		}
+		return out
+	}
+	return nil
+}
+
+// diagnosis closes the diagnostic's window at an evaluation (nil for a
+// run without a surrogate).
+func (o *stpOptimizer) diagnosis() *rundir.SurrogateDiag {
+	if !o.usesSurrogate() || !o.diag.Started {
+		return nil
+	}
+	return o.diag.result()
 }
 
 func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
@@ -55,6 +112,15 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 			}
 			if err := o.sur.Add(o.batch.Points[i], v); err != nil {
 				return Outcome{}, fmt.Errorf("train: surrogate: %w", err)
+			}
+		}
+	}
+	if o.usesSurrogate() {
+		est := gradientEstimate(o.batch, values)
+		o.diag.add(o.pred, values, est)
+		if o.gsum != nil && est != nil {
+			if err := o.gsum.Add(est); err != nil {
+				return Outcome{}, fmt.Errorf("train: guide: %w", err)
 			}
 		}
 	}
@@ -112,8 +178,10 @@ func (o *stpOptimizer) refresh() error {
 
 // stpState is an stpOptimizer's serialized state.
 type stpState struct {
-	Stepper   []byte `json:"stepper"`
-	Surrogate []byte `json:"surrogate,omitempty"`
+	Stepper   []byte                 `json:"stepper"`
+	Surrogate []byte                 `json:"surrogate,omitempty"`
+	GradSum   *surrogate.GradientSum `json:"gradient_sum,omitempty"`
+	Diag      *diagWindow            `json:"diagnostic,omitempty"`
 }
 
 func (o *stpOptimizer) MarshalBinary() ([]byte, error) {
@@ -126,6 +194,9 @@ func (o *stpOptimizer) MarshalBinary() ([]byte, error) {
 		if s.Surrogate, err = o.sur.MarshalBinary(); err != nil {
 			return nil, fmt.Errorf("train: %w", err)
 		}
+	}
+	if o.usesSurrogate() {
+		s.GradSum, s.Diag = o.gsum, &o.diag
 	}
 	return json.Marshal(s)
 }
@@ -142,6 +213,16 @@ func (o *stpOptimizer) UnmarshalBinary(b []byte) error {
 		if err := o.sur.UnmarshalBinary(s.Surrogate); err != nil {
 			return fmt.Errorf("train: %w", err)
 		}
+	}
+	if o.gsum != nil {
+		if s.GradSum == nil {
+			return errors.New("train: the checkpoint has no gradient sum for the guided step")
+		}
+		*o.gsum = *s.GradSum
+	}
+	o.diag = diagWindow{}
+	if s.Diag != nil {
+		o.diag = *s.Diag
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"math"
 	"path/filepath"
 
 	"github.com/rs/zerolog"
@@ -94,6 +95,8 @@ func (r *recorder) writeScalars(p rundir.Point) error {
 //	train/step_size       the step size the iteration used (curve's step_size)
 //	train/episodes_per_s  training episodes per second of this invocation (eps_per_s)
 //	eval/mean, eval/std   the evaluation, on the iterations that have one
+//	surrogate/rank, surrogate/share, surrogate/random_share
+//	                      the surrogate diagnostic, on an evaluation's iteration of a run with a surrogate
 //
 // A curve point holds no shifted training return (the optimizer's), so
 // there is no train/return_shifted.
@@ -110,6 +113,13 @@ func scalars(p rundir.Point) []tbevents.Scalar {
 	}
 	if p.HasEval {
 		s = append(s, tbevents.Scalar{Tag: "eval/mean", Value: p.EvalMean}, tbevents.Scalar{Tag: "eval/std", Value: p.EvalStd})
+	}
+	if d := p.Surrogate; d != nil {
+		for _, v := range []tbevents.Scalar{{Tag: "surrogate/rank", Value: d.Rank}, {Tag: "surrogate/share", Value: d.Share}, {Tag: "surrogate/random_share", Value: d.RandomShare}} {
+			if !math.IsNaN(v.Value) && !math.IsInf(v.Value, 0) {
+				s = append(s, v)
+			}
+		}
 	}
 	return s
 }
