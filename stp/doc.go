@@ -36,10 +36,17 @@
 //     can run STP or STP_IS (picked by Settings.Sampling) on any Go
 //     function.
 //
-// Directions come from a [Basis]: the canonical basis, a seeded Gaussian
-// matrix whose columns are regenerated on demand (no O(n²) storage), or any
-// user-given square matrix. Index draws use an alias table, O(1) per draw,
-// rebuilt only when p changes.
+// Directions come from a [Directioner] (Settings.Source), as a line search
+// method's from gonum's optimize.NextDirectioner: by default an
+// [IndexSampler], which draws columns of a [Basis] i.i.d. by p (the paper's
+// step 1; an alias table, O(1) per draw, rebuilt only when p changes); a
+// [DistinctSampler], M distinct columns (orthonormal directions with an
+// [Orthogonal] basis); or a [SubspaceSampler], a guide subspace's directions
+// padded with random ones orthonormal to it (LMRS, Guided ES). Each draw
+// comes with weights that make Σ_j w_j Δ_j d_j an unbiased gradient
+// estimate, and a [Favourer] says which subspace it favours. The bases: the
+// canonical one, a seeded Gaussian matrix whose columns are regenerated on
+// demand (no O(n²) storage), or any user-given square matrix.
 //
 // Package stp imports no other package of this module. It may import only
 // the standard library and gonum.
