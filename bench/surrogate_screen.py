@@ -2,7 +2,8 @@
 
 Reads logs of every evaluated point of ARS V2-t runs (npz files with X, R, IT, MU, SD, od, ad, as
 `../shared/analysis/surrogate_info.py log` writes them: 8 antithetic pairs per iteration) and asks,
-iteration by iteration (t >= 20), what a design fitted on the points before t knows about iteration t:
+iteration by iteration (t >= 20), what a design fitted on the points before t knows about
+iteration t:
 
   rank   Spearman correlation of its predictions for iteration t's 16 points with their returns;
   share  the fraction of the next gradient estimate's energy (the sum of the finite-difference
@@ -184,7 +185,9 @@ def linear_design(window: int, decay: float) -> Callable[[], Design]:
             a, y, w = np.concatenate(rows), np.concatenate(ys), np.concatenate(ws)
             scale = float(np.mean(np.sum(a * a, 1)))
             lam = 1e-3 * scale * w.sum()
-            g = np.linalg.solve((a * w[:, None]).T @ a + lam * np.eye(log.n), (a * w[:, None]).T @ y)
+            g = np.linalg.solve(
+                (a * w[:, None]).T @ a + lam * np.eye(log.n), (a * w[:, None]).T @ y
+            )
             return log.x[log.it == t] @ g, g[None, :]
 
         return design
@@ -193,7 +196,7 @@ def linear_design(window: int, decay: float) -> Callable[[], Design]:
 
 
 def sum_design(decay: float) -> Callable[[], Design]:
-    """The decayed sum of the past gradient estimates: the ridge fit when the directions are isotropic."""
+    """The decayed sum of the past gradient estimates (the ridge fit for isotropic directions)."""
 
     def make() -> Design:
         def design(log: Log, t: int) -> tuple[Array, Array]:
