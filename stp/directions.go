@@ -35,22 +35,10 @@ type Drawn struct {
 	Weight []float64
 }
 
-// Favourer is a [Directioner] that favours a subspace of R^n: the
-// directions it samples more often than a uniform draw would. Favoured
-// returns an orthonormal basis of it, k vectors of length n (k < n), or
-// nil when it favours none. A run that guides its search reports how much
-// of the gradient lies there against a random subspace of the same
-// dimension (the surrogate diagnostic).
-type Favourer interface {
-	Favoured(k int) [][]float64
-}
-
 var (
 	_ Directioner = (*IndexSampler)(nil)
-	_ Favourer    = (*IndexSampler)(nil)
 	_ Directioner = (*DistinctSampler)(nil)
 	_ Directioner = (*SubspaceSampler)(nil)
-	_ Favourer    = (*SubspaceSampler)(nil)
 )
 
 // IndexSampler draws each direction's index i.i.d. from the probabilities
@@ -96,33 +84,6 @@ func (s *IndexSampler) Draw(rnd *rand.Rand, d Drawn) error {
 		s.basis.Column(i, d.Dirs[j])
 	}
 	return nil
-}
-
-// Favoured returns the k columns of largest p (ties broken by index),
-// orthonormalized; nil when p is uniform, which favours nothing.
-func (s *IndexSampler) Favoured(k int) [][]float64 {
-	if k < 1 || k >= len(s.p) || slices.Min(s.p) == slices.Max(s.p) {
-		return nil
-	}
-	order := make([]int, len(s.p))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int {
-		switch {
-		case s.p[a] > s.p[b]:
-			return -1
-		case s.p[a] < s.p[b]:
-			return 1
-		}
-		return 0
-	})
-	vs := make([][]float64, k)
-	for j := range vs {
-		vs[j] = make([]float64, s.basis.Dim())
-		s.basis.Column(order[j], vs[j])
-	}
-	return Orthonormalize(vs)
 }
 
 // DistinctSampler draws the M indices of an iteration without repetition,
@@ -205,16 +166,6 @@ func (s *SubspaceSampler) SetGuide(vs [][]float64) error {
 	return nil
 }
 
-// Favoured returns the guide's orthonormal basis (k is ignored: the guide
-// has its own dimension).
-func (s *SubspaceSampler) Favoured(int) [][]float64 {
-	out := make([][]float64, len(s.guide))
-	for i, g := range s.guide {
-		out[i] = slices.Clone(g)
-	}
-	return out
-}
-
 // Draw implements Directioner.
 func (s *SubspaceSampler) Draw(rnd *rand.Rand, d Drawn) error {
 	m := len(d.Dirs)
@@ -289,14 +240,4 @@ func norm(v []float64) float64 {
 		ss += x * x
 	}
 	return math.Sqrt(ss)
-}
-
-// Favoured returns the subspace of dimension k (or the source's own) that
-// the stepper's direction source favours, nil when it favours none (see
-// [Favourer]). It is a copy.
-func (s *Stepper) Favoured(k int) [][]float64 {
-	if f, ok := s.dir.(Favourer); ok {
-		return f.Favoured(k)
-	}
-	return nil
 }

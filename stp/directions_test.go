@@ -204,39 +204,29 @@ func TestDirectioners(t *testing.T) {
 	}
 }
 
-// TestFavoured: an index sampler favours the columns of largest p, a
-// uniform one nothing; a subspace sampler favours its guide.
-func TestFavoured(t *testing.T) {
+// TestSamplerErrors: a guide with a NaN or of the wrong length is
+// refused, as are more distinct directions than columns and as many
+// subspace directions as dimensions.
+func TestSamplerErrors(t *testing.T) {
 	const n = 6
-	p := []float64{0.1, 0.3, 0.1, 0.2, 0.2, 0.1}
-	s, err := NewIndexSampler(Canonical(n), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := s.Favoured(2)
-	if len(f) != 2 || f[0][1] != 1 || f[1][3] != 1 {
-		t.Fatalf("favoured %v, want e_1 and e_3", f)
-	}
-	u, _ := NewIndexSampler(Canonical(n), uniformP(n))
-	if u.Favoured(2) != nil {
-		t.Fatal("a uniform p favours a subspace")
-	}
 	g := NewSubspaceSampler(n)
-	if err := g.SetGuide([][]float64{{1, 1, 0, 0, 0, 0}, {2, 2, 0, 0, 0, 0}}); err != nil {
-		t.Fatal(err)
-	}
-	if f := g.Favoured(0); len(f) != 1 || math.Abs(f[0][0]-math.Sqrt(0.5)) > 1e-12 {
-		t.Fatalf("guide %v, want the one direction (1,1)/√2", f)
-	}
 	if err := g.SetGuide([][]float64{{1, math.NaN(), 0, 0, 0, 0}}); err == nil {
 		t.Fatal("a NaN guide was accepted")
 	}
 	if err := g.SetGuide([][]float64{{1}}); err == nil {
 		t.Fatal("a guide of the wrong length was accepted")
 	}
+	rnd := rand.New(rand.NewPCG(1, 1))
 	d := Drawn{Dirs: [][]float64{make([]float64, n)}, Index: []int{0}, Weight: []float64{0}}
-	if err := NewDistinctSampler(Canonical(0)).Draw(rand.New(rand.NewPCG(1, 1)), d); err == nil {
+	if err := NewDistinctSampler(Canonical(0)).Draw(rnd, d); err == nil {
 		t.Fatal("more distinct directions than columns were drawn")
+	}
+	full := Drawn{Dirs: make([][]float64, n), Index: make([]int, n), Weight: make([]float64, n)}
+	for j := range full.Dirs {
+		full.Dirs[j] = make([]float64, n)
+	}
+	if err := g.Draw(rnd, full); err == nil {
+		t.Fatal("n subspace directions were drawn in dimension n")
 	}
 }
 

@@ -44,7 +44,7 @@
 // [Orthogonal] basis); or a [SubspaceSampler], a guide subspace's directions
 // padded with random ones orthonormal to it (LMRS, Guided ES). Each draw
 // comes with weights that make Σ_j w_j Δ_j d_j an unbiased gradient
-// estimate, and a [Favourer] says which subspace it favours. The bases: the
+// estimate. The bases: the
 // canonical one, a seeded Gaussian matrix whose columns are regenerated on
 // demand (no O(n²) storage), or any user-given square matrix.
 //

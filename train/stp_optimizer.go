@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/stp"
@@ -34,6 +35,8 @@ type stpOptimizer struct {
 	pred []float64
 	diag diagWindow
 	seed uint64
+	// guided says the last batch's first direction is the guide.
+	guided bool
 }
 
 // usesSurrogate says the run has a surrogate, so that it records the
@@ -60,8 +63,13 @@ func (o *stpOptimizer) Propose() ([][]float64, error) {
 		}
 	}
 	if o.usesSurrogate() && !o.diag.Started {
-		o.diag.start(o.stepper.Favoured(o.set.Directions), o.stepper.Dim(), o.seed, o.stepper.Iter())
+		if o.sur != nil {
+			o.diag.startTop(o.stepper.Probabilities(), o.set.Directions, o.seed, o.stepper.Iter())
+		} else {
+			o.diag = diagWindow{Started: true, Dim: 1, Guided: true}
+		}
 	}
+	o.guided = o.gsum != nil && o.gsum.Count > 0
 	b, err := o.stepper.Propose()
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)
@@ -101,7 +109,29 @@ func (o *stpOptimizer) diagnosis() *rundir.SurrogateDiag {
 	if !o.usesSurrogate() || !o.diag.Started {
 		return nil
 	}
-	return o.diag.result()
+	return o.diag.result(o.stepper.Dim())
+}
+
+// sides says, for each direction of the last batch, whether it lies in
+// the subspace the surrogate favours and in the random one it is compared
+// with (see diagWindow); nil when it favours none.
+func (o *stpOptimizer) sides() (inS, inR []bool) {
+	m := len(o.batch.Indices)
+	inS, inR = make([]bool, m), make([]bool, m)
+	switch {
+	case o.gsum != nil:
+		if !o.guided {
+			return nil, nil
+		}
+		inS[0], inR[1] = true, true
+	case o.diag.STop != nil:
+		for j, i := range o.batch.Indices {
+			inS[j], inR[j] = slices.Contains(o.diag.STop, i), slices.Contains(o.diag.RTop, i)
+		}
+	default:
+		return nil, nil
+	}
+	return inS, inR
 }
 
 func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
@@ -116,8 +146,10 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 		}
 	}
 	if o.usesSurrogate() {
-		est := gradientEstimate(o.batch, values)
-		o.diag.add(o.pred, values, est)
+		delta := deltas(o.batch, values)
+		inS, inR := o.sides()
+		o.diag.add(o.pred, values, delta, inS, inR)
+		est := gradientEstimate(o.batch, delta)
 		if o.gsum != nil && est != nil {
 			if err := o.gsum.Add(est); err != nil {
 				return Outcome{}, fmt.Errorf("train: guide: %w", err)
