@@ -150,11 +150,11 @@ func (s *STPSettings) validate(Problem) error {
 	return nil
 }
 
-// guideKey is the --guide setting: an enum whose zero value reads as none.
+// guideKey is the guide setting (a --config key, no flag): an enum whose
+// zero value reads as none.
 func guideKey(field func(*Config) *Guide) key {
 	e := enumKey("guide", []string{string(NoGuide), string(GradientSum)}, func(c *Config) *string { return (*string)(field(c)) })
 	return key{name: e.name,
-		help: "the combined step's guide: none, or gradient-sum (one direction along the sum of the attempt's gradient estimates, the others random and orthogonal to it)",
 		get: func(c *Config) string {
 			if *field(c) == "" {
 				return string(NoGuide)

@@ -64,7 +64,7 @@ var trainUsage = []struct {
 	{"The five that matter", []string{"env", "method", "preset", "seed", "max-episodes"}},
 	{"The problem", []string{"step", "config", "k", "kwarg", "shift", "horizon"}},
 	{"Budget and evaluation", []string{"threshold", "continue-after-threshold", "eval-spacing", "eval-episodes"}},
-	{"The method (each applies to the methods and steps it names; others refuse it)", []string{"directions", "top", "noise", "rate", "guide", "restart"}},
+	{"The method (each applies to the methods and steps it names; others refuse it)", []string{"directions", "top", "noise", "rate", "restart"}},
 	{"The bridge", []string{"bridge", "bridge-timeout", "bridge-tls", "workers", "log-level"}},
 	{"Output", []string{"out", "resume", "force", "stop-after", "jobs"}},
 }
