@@ -376,8 +376,11 @@ def _check_run(file: Path, doc: dict[str, Any]) -> None:
 def _env_bounds(env_id: str) -> tuple[Vector, Vector]:
     """Make the env once and return its action bounds."""
     resolved = gymnasium_env_id(env_id)
+    # A user's module:EnvId is made here as gymnasium.make makes it, importing the
+    # module: this is the user's own process, not a bridge serving clients.
+    module, sep, _ = resolved.partition(":")
     try:
-        env = envs.make_env(envs.resolve(resolved), {})
+        env = envs.make_env(envs.resolve(resolved, (module,) if sep else ()), {})
     except (envs.UnknownEnvError, envs.BadKwargsError) as exc:
         raise PolicyFileError(
             f"action bounds of {env_id}: {exc}; pass action_space to load"

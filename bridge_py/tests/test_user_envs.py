@@ -13,6 +13,7 @@ import pytest
 from envbridge.v1 import envbridge_pb2 as pb
 from envbridge.v1 import envbridge_pb2_grpc as pbg
 from stpis_bridge import envs
+from stpis_bridge import policy as policy_file
 from stpis_bridge.cli import parse_config
 
 from .conftest import policy, start_server
@@ -47,6 +48,13 @@ def test_discrete_actions_are_refused_in_one_line() -> None:
 def test_registered_box_env_outside_mujoco_is_described() -> None:
     d = envs.describe_env("Pendulum-v1", {})
     assert (d.observation_dim, d.action_dim) == (3, 1)
+
+
+def test_policy_bounds_of_a_module_env() -> None:
+    # stpis_bridge.policy runs in the user's own Python: it makes their module's env
+    # as gymnasium.make does, importing the module.
+    low, high = policy_file._env_bounds("tests.user_envs:PointMass-v0")
+    assert low.tolist() == [-1.0] and high.tolist() == [1.0]
 
 
 def test_env_module_flag() -> None:
