@@ -89,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
         "--max-steps-in-flight",
         type=int,
         default=DEFAULT_MAX_STEPS_IN_FLIGHT,
-        help="steps (episodes x horizon) one client may have in flight; more: RESOURCE_EXHAUSTED",
+        help="steps (episodes x horizon) one client (its certificate under mutual TLS, else "
+        "its host) may have in flight; more: RESOURCE_EXHAUSTED",
     )
     p.add_argument(
         "--max-episode-seconds",

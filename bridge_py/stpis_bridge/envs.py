@@ -352,6 +352,29 @@ def _reason(requested_id: str, resolved_id: str, obs_dim: int, act_dim: int, ste
     )
 
 
+def _try_kwargs(env: gym.Env[Any, Any], resolved_id: str, kwargs: Kwargs, action: Any) -> None:
+    """Reset ``env`` and take one step: refuse kwargs it was made with but cannot run with.
+
+    A value on the allow-list and finite can still be out of reach of the simulation
+    (``reset_noise_scale=1e308`` overflows the reset's noise): raise ``BadKwargsError``
+    naming the kwargs now, not in a worker halfway through a run.
+    """
+    names = ", ".join(f"{clip(k)}={clip(v)}" for k, v in sorted(kwargs.items()))
+    try:
+        first, _ = env.reset(seed=0)
+        obs, reward, *_ = env.step(action)
+    except Exception as exc:  # gymnasium and MuJoCo raise many kinds on such values
+        raise BadKwargsError(
+            f"kwargs: {resolved_id} was made with kwargs {names} but cannot run with them: "
+            f"{type(exc).__name__}: {clip(str(exc))}"
+        ) from exc
+    if not (np.isfinite(first).all() and np.isfinite(obs).all() and math.isfinite(float(reward))):
+        raise BadKwargsError(
+            f"kwargs: {resolved_id} with kwargs {names} gives a non-finite observation or "
+            "reward on its first reset and step"
+        )
+
+
 def describe_env(
     requested_id: str, kwargs: Kwargs, env_modules: Collection[str] = ()
 ) -> EnvDescription:
@@ -370,6 +393,8 @@ def describe_env(
                 "a linear policy cannot act on it"
             )
         low, high = action_bounds(env)
+        if kwargs:
+            _try_kwargs(env, resolved_id, kwargs, np.clip(np.zeros_like(low), low, high))
         obs_dim = int(obs_space.shape[0])
         act_dim = int(low.shape[0])
         steps = env.spec.max_episode_steps if env.spec is not None else None

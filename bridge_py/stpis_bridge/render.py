@@ -18,10 +18,12 @@ the number of frames and the file's size.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import sys
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -112,10 +114,20 @@ def render(
     camera.elevation = -25.0
     camera.azimuth = 90.0
     target.parent.mkdir(parents=True, exist_ok=True)
+    # Written to a temporary file beside the target (with its suffix, which picks the
+    # format), renamed over it once complete: a render that fails leaves the target
+    # as it was.
+    fd, name = tempfile.mkstemp(
+        prefix=f".{target.name}.tmp", suffix=target.suffix, dir=target.parent
+    )
+    os.close(fd)
+    partial = Path(name)
     if target.suffix.lower() == ".gif":
-        writer: Any = imageio.get_writer(target, mode="I", duration=1000 / fps, loop=0)
+        writer: Any = imageio.get_writer(partial, mode="I", duration=1000 / fps, loop=0)
     else:
-        writer = imageio.get_writer(target, fps=fps, codec="libx264", quality=7, macro_block_size=2)
+        writer = imageio.get_writer(
+            partial, fps=fps, codec="libx264", quality=7, macro_block_size=2
+        )
     returns: list[float] = []
     lengths: list[int] = []
     frames = 0
@@ -135,8 +147,15 @@ def render(
                         frames += 1
                 returns.append(total)
                 lengths.append(steps)
-    finally:
+    except BaseException:
+        with contextlib.suppress(Exception):
+            writer.close()
+        partial.unlink(missing_ok=True)
+        raise
+    else:
         writer.close()
+        os.replace(partial, target)
+    finally:
         env.close()
     return Rendered(
         env=env_id,
@@ -168,7 +187,7 @@ def _robot_radius(env: Any) -> float:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line of ``python -m stpis_bridge.render``; exit 2 on bad input."""
+    """``python -m stpis_bridge.render``: exit 2 on bad arguments, 1 on a bad policy."""
     parser = argparse.ArgumentParser(
         prog="python -m stpis_bridge.render", description=__doc__.splitlines()[0]
     )
@@ -187,19 +206,28 @@ def main(argv: list[str] | None = None) -> int:
     from stpis_bridge.policy import PolicyFileError
 
     try:
-        done = render(
-            args.policy,
-            args.out,
-            episodes=args.episodes,
-            seed=args.seed,
-            width=args.width,
-            height=args.height,
-            every=args.every,
-            horizon=args.horizon,
-        )
-    except (RenderError, PolicyFileError) as exc:
+        # A non-finite action is checked (Policy.act raises): numpy's warnings on the
+        # way there would only add lines to the one that says so.
+        with np.errstate(over="ignore", invalid="ignore"):
+            done = render(
+                args.policy,
+                args.out,
+                episodes=args.episodes,
+                seed=args.seed,
+                width=args.width,
+                height=args.height,
+                every=args.every,
+                horizon=args.horizon,
+            )
+    except RenderError as exc:
         print(f"render: {exc}", file=sys.stderr)
         return 2
+    except PolicyFileError as exc:  # a bad file, not a bad command line: 1, as trainer eval
+        print(f"render: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # the policy's action is not finite (Policy.act)
+        print(f"render: {args.policy}: {exc}", file=sys.stderr)
+        return 1
     result = asdict(done)
     result["returns"] = [r if math.isfinite(r) else None for r in done.returns]
     print(json.dumps(result))

@@ -153,7 +153,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             collections.OrderedDict()
         )
         self._lock = threading.Lock()
-        # Steps in flight by client (its peer address: one per connection).
+        # Steps in flight by client (client_key: its certificate, else its host).
         self._in_flight: dict[str, int] = {}
 
     # Env descriptions are made once per (id, kwargs) in the server process and cached.
@@ -315,7 +315,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         if not tasks:
             return envbridge_pb2.RolloutResponse()
 
-        peer, steps = context.peer(), sum(t.horizon for t in tasks)
+        peer, steps = client_key(context), sum(t.horizon for t in tasks)
         limit = self._limits.max_steps_in_flight
         with self._lock:
             held = self._in_flight.get(peer, 0)
@@ -376,6 +376,23 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             context.abort(grpc.StatusCode.INTERNAL, f"the bridge lost track of an outcome: {exc}")
         _LOG.debug("Rollout: %d episodes done in %.3fs", n, time.monotonic() - start)
         return envbridge_pb2.RolloutResponse(results=[_result(o) for o in outcomes])
+
+
+def client_key(context: grpc.ServicerContext) -> str:
+    """Return the client that ``--max-steps-in-flight`` counts a call against.
+
+    Under mutual TLS, the identity of its certificate; else its host: the peer address
+    less the port, so that the channels one process opens (each a connection, each
+    with its own port) share one quota. A Unix socket's peers are one client.
+    """
+    ids = context.peer_identities()
+    if ids:
+        return "cert:" + ",".join(i.decode("utf-8", "replace") for i in ids)
+    peer = context.peer()  # ipv4:127.0.0.1:5000, ipv6:[::1]:5000, unix:...
+    kind, _, rest = peer.partition(":")
+    if kind in ("ipv4", "ipv6") and ":" in rest:
+        return f"{kind}:{rest.rpartition(':')[0]}"
+    return peer
 
 
 def _result(o: EpisodeOutcome) -> envbridge_pb2.EpisodeResult:

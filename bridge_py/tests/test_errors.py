@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import grpc
 import numpy as np
@@ -10,6 +11,7 @@ import pytest
 
 from envbridge.v1 import envbridge_pb2 as pb
 from envbridge.v1 import envbridge_pb2_grpc as pbg
+from stpis_bridge import servicer
 from stpis_bridge.servicer import Limits
 from tests.conftest import (
     NO_TERMINATION,
@@ -192,6 +194,56 @@ def test_errors_do_not_leak_into_a_valid_batch(stub):
         timeout=30,
     )
     assert [r.length for r in resp.results] == [4, 4, 4]
+
+
+def test_steps_in_flight_are_capped_per_host_not_per_connection() -> None:
+    """Issue 43: eight channels from one process each got their quota. A second
+    channel (another connection, another port) from the same host shares the first's:
+    while the first's call holds the whole quota, the second's is refused."""
+    running = start_server(limits=Limits(max_steps_in_flight=20_000), workers=1)
+    try:
+        # A local subchannel pool each: two connections (gRPC shares one otherwise).
+        own = [("grpc.use_local_subchannel_pool", 1)]
+        with (
+            grpc.insecure_channel(f"127.0.0.1:{running.port}", options=own) as a,
+            grpc.insecure_channel(f"127.0.0.1:{running.port}", options=own) as b,
+        ):
+            first = pbg.EnvBridgeServiceStub(a).Rollout.future(
+                pb.RolloutRequest(episodes=[hopper_spec(horizon=1000)] * 20), timeout=120
+            )
+            time.sleep(0.2)
+            with pytest.raises(grpc.RpcError) as exc:
+                pbg.EnvBridgeServiceStub(b).Rollout(
+                    pb.RolloutRequest(episodes=[hopper_spec(horizon=1)]), timeout=30
+                )
+            assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert "20000 this client has in flight" in (exc.value.details() or "")
+            assert [r.length for r in first.result().results] == [1000] * 20
+            resp = pbg.EnvBridgeServiceStub(b).Rollout(
+                pb.RolloutRequest(episodes=[hopper_spec(horizon=1)]), timeout=30
+            )
+            assert [r.length for r in resp.results] == [1]
+    finally:
+        running.stop(5)
+
+
+def test_client_key_is_the_host_or_the_certificate() -> None:
+    class Context:
+        def __init__(self, peer: str, ids: list[bytes] | None = None) -> None:
+            self._peer, self._ids = peer, ids
+
+        def peer(self) -> str:
+            return self._peer
+
+        def peer_identities(self) -> list[bytes] | None:
+            return self._ids
+
+    key = servicer.client_key
+    assert key(Context("ipv4:127.0.0.1:5000")) == key(Context("ipv4:127.0.0.1:6000"))
+    assert key(Context("ipv4:127.0.0.1:5000")) != key(Context("ipv4:10.0.0.2:5000"))
+    assert key(Context("ipv6:[::1]:5000")) == "ipv6:[::1]"
+    assert key(Context("ipv4:10.0.0.2:1", [b"trainer-a"])) == "cert:trainer-a"
+    assert key(Context("unix:/tmp/s")) == "unix:/tmp/s"
 
 
 def test_steps_in_flight_are_capped_per_client() -> None:

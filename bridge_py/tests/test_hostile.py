@@ -234,6 +234,15 @@ BAD_INPUTS: list[tuple[str, str, object, str]] = [
     ("int-for-bool", "Describe", _d(terminate_when_unhealthy=1), "terminate_when"),
     ("nan-kwarg", "Describe", _d(healthy_reward=math.nan), "finite"),
     ("inf-kwarg", "Describe", _d(reset_noise_scale=-math.inf), "finite"),
+    # Issue 43: finite and allowed, but the reset overflows: INVALID_ARGUMENT, not a
+    # worker's INTERNAL halfway through a run.
+    ("overflow-kwarg", "Describe", _d(reset_noise_scale=1e308), "reset_noise_scale"),
+    (
+        "overflow-kwarg-rollout",
+        "Rollout",
+        _r(hopper_spec(horizon=3, kwargs={"reset_noise_scale": 1e308})),
+        "cannot run with them",
+    ),
     ("frame-skip-0", "Describe", _d(frame_skip=0), "frame_skip"),
     ("frame-skip-neg", "Describe", _d(frame_skip=-5), "frame_skip"),
     ("frame-skip-huge", "Describe", _d(frame_skip=3_000_000), "frame_skip"),

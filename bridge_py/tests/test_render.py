@@ -136,3 +136,31 @@ def test_command_line_prints_json(tmp_path: Path) -> None:
     )
     doc = json.loads(proc.stdout.strip().splitlines()[-1])
     assert doc["frames"] == len(decode(out)) and doc["out"] == str(out)
+
+
+def test_failed_render_leaves_the_output_as_it_was(tmp_path: Path) -> None:
+    """Issue 43: a policy whose action overflows fails with exit 1, one line, and the
+    existing output (and no partial file) left behind; a wrong-shaped policy is a bad
+    file too (exit 1, as trainer eval), not a bad command line."""
+    fields = hopper_policy(3)
+    out = tmp_path / "x.gif"
+    out.write_bytes(b"the render before")
+    huge = np.full((3, 11), 1.7e308)
+    huge[:, 1::2] = -1.7e308
+    for name, w in [("huge.json", huge), ("shape.json", np.ones((2, 11)))]:
+        pol = go_policy_file(
+            tmp_path / name, w, count=fields["count"], mean=fields["mean"], m2=fields["m2"]
+        )
+        proc = subprocess.run(
+            [sys.executable, "-m", "stpis_bridge.render", "--policy", str(pol), "--out", str(out)],
+            capture_output=True,
+            text=True,
+            env=BRIDGE_ENV,
+            check=False,
+        )
+        assert proc.returncode == 1, proc.stderr
+        assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr, proc.stderr
+        assert out.read_bytes() == b"the render before"
+        assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+            ["x.gif", "huge.json"] + (["shape.json"] if name == "shape.json" else [])
+        )
