@@ -66,6 +66,11 @@ type Dir struct {
 	// meta is the run's run.json, whose identity every sealed file the
 	// run writes carries.
 	meta Meta
+	// made lists the directories Create made, deepest first, while fresh
+	// says that Create made the run and it has not checkpointed yet
+	// (Discard).
+	made  []string
+	fresh bool
 }
 
 // Create starts a fresh run in path, writing meta as run.json, and holds
@@ -74,6 +79,13 @@ type Dir struct {
 // another process has open is never touched, force or not: the error wraps
 // ErrLocked and names that process's pid.
 func Create(path string, meta Meta, force bool) (*Dir, error) {
+	var made []string
+	for p := filepath.Clean(path); ; p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil || p == filepath.Dir(p) {
+			break
+		}
+		made = append(made, p)
+	}
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("rundir: %w", err)
 	}
@@ -86,8 +98,33 @@ func Create(path string, meta Meta, force bool) (*Dir, error) {
 		unlock(lk)
 		return nil, err
 	}
-	d.lock = lk
+	d.lock, d.made, d.fresh = lk, made, true
 	return d, nil
+}
+
+// Discard removes a run that Create made and that never checkpointed (its
+// first iteration failed: it never started), with the directories Create
+// made for it, and lets go of its lock. It refuses a run that was resumed
+// or has checkpointed, and a Dir already closed.
+func (d *Dir) Discard() error {
+	if !d.fresh || d.curve == nil {
+		return errors.New("rundir: discard: the run has started (or was resumed, or is closed)")
+	}
+	err := d.curve.Close()
+	if rerr := emptyRun(d.path); err == nil {
+		err = rerr
+	}
+	if uerr := unlock(d.lock); err == nil {
+		err = uerr
+	}
+	d.curve, d.lock, d.fresh = nil, nil, false
+	for _, p := range d.made {
+		os.Remove(p) // best effort: one another run shares is not empty, and stays
+	}
+	if err != nil {
+		return fmt.Errorf("rundir: discard %s: %w", d.path, err)
+	}
+	return nil
 }
 
 // create is Create under the lock.
@@ -256,6 +293,7 @@ func (d *Dir) Checkpoint(s Snapshot) error {
 	if err != nil {
 		return fmt.Errorf("rundir: checkpoint: %w", err)
 	}
+	d.fresh = false
 	return nil
 }
 

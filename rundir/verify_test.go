@@ -273,3 +273,33 @@ func TestResumeRemovesStaleTemporaries(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscardLeavesNothingOfARunThatNeverStarted: a run created and never
+// checkpointed is removed with the directories made for it; one that
+// checkpointed, or was resumed, is not.
+func TestDiscardLeavesNothingOfARunThatNeverStarted(t *testing.T) {
+	out := t.TempDir()
+	path := Path(filepath.Join(out, "runs"), "Hopper-v1", "stp_is-adaptive", 1)
+	d, err := Create(path, Meta{Env: "Hopper-v1", Seed: 1}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Discard(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(out); err != nil || len(entries) != 0 {
+		t.Fatalf("left after Discard: %v, %v", entries, err)
+	}
+	if err := d.Close(); err != nil {
+		t.Errorf("Close after Discard: %v", err)
+	}
+	path = runOf(t, t.TempDir(), "Hopper-v1", 1, 2, false)
+	d, _, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Discard(); err == nil || !Exists(path) {
+		t.Fatalf("Discard of a resumed run: %v", err)
+	}
+}

@@ -143,5 +143,9 @@ func describe(ctx context.Context, c *envclient.Client, env string, kw envclient
 				msg, strings.Join(aliases, ", "), len(list.EnvIDs)-len(aliases))}
 		}
 	}
+	if status.Code(err) == codes.InvalidArgument && len(kw) > 0 {
+		// The bridge refused a kwarg's value (it names it): a bad --kwarg.
+		return info, usageError{fmt.Errorf("flag --kwarg: %s", status.Convert(err).Message())}
+	}
 	return info, fmt.Errorf("describe %q: %w", env, err)
 }

@@ -55,12 +55,23 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer closeBridge()
 	info, err := describe(ctx, client, p.EnvID, nil)
+	var ue usageError
+	if errors.As(err, &ue) {
+		// The env comes from the file: an env the bridge does not know is
+		// a bad file (exit 1), not a bad command line.
+		return fmt.Errorf("%s names an env the bridge cannot make: %w", file, ue.err)
+	}
 	if err != nil {
 		return err
 	}
 	if err := info.Check(-1, &envclient.EpisodeSpec{Rows: p.Policy.Rows, Cols: p.Policy.Cols, Horizon: *horizon}); err != nil {
+		var se *envclient.SpecError
+		if errors.As(err, &se) && se.Field == "Horizon" {
+			// --horizon beyond the env's episodes: a bad command line.
+			return usageError{fmt.Errorf("invalid value %d for flag -horizon: %s", *horizon, se.Reason)}
+		}
 		// The file does not fit the env it names: a bad file, not a bad
-		// command line (--horizon is checked above).
+		// command line.
 		return fmt.Errorf("%s does not fit the env it was trained on, %s: %w", file, info.ResolvedID, err)
 	}
 	res, err := train.EvaluateEpisodes(ctx, client, p, *episodes, *seed, *horizon, nil)

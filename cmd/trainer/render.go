@@ -104,6 +104,11 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if errors.As(runErr, &ee) && ee.ExitCode() == exitUsage {
 		return usageError{errors.New(strings.TrimSpace(strings.TrimPrefix(lastLine(se.String()), "render: ")))}
 	}
+	if errors.As(runErr, &ee) && ee.ExitCode() == exitFailure && strings.HasPrefix(lastLine(se.String()), "render: ") {
+		// A bad policy file (the same exit as eval's) or a failed render,
+		// said in one line; the output is left as it was.
+		return errors.New(strings.TrimPrefix(lastLine(se.String()), "render: "))
+	}
 	if runErr != nil {
 		return fmt.Errorf("render: %s: %w: %s", python, runErr, lastLine(se.String()))
 	}

@@ -58,6 +58,12 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 	stopped, err = r.Train(ctx, client, rec, train.Loop{CheckpointEvery: checkpointEvery, StopAfter: f.stopAfter, Stop: graceful})
 	rec.progress.end()
 	if err != nil {
+		if !stopped && dir.Discard() == nil {
+			// A run this invocation created and that never reached its
+			// first checkpoint never started: nothing of it is left, so
+			// the same command can run it again.
+			return false, fmt.Errorf("%w; the run never started, and %s is removed", err, path)
+		}
 		if stopped || errors.Is(err, envclient.ErrBridgeUnavailable) {
 			return stopped, fmt.Errorf("%w; the last checkpoint in %s is kept, and --resume continues from it", err, path)
 		}
