@@ -16,8 +16,11 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+import run_files
 
 REPO = Path(__file__).resolve().parents[1]
 TRAINER = str(REPO / "bin" / "trainer")
@@ -31,6 +34,10 @@ class Case:
     code: int
     needle: str
     files: tuple[tuple[str, str], ...] = ()
+    # Prepares the working directory (copies of the base runs, damaged): run_files.py.
+    setup: Callable[[Path, Path], None] | None = None
+    # Paths (relative to the working directory) that must not exist afterwards.
+    gone: tuple[str, ...] = ()
 
 
 def flags(*argv: str, needle: str) -> Case:
@@ -47,6 +54,10 @@ POLICY = {
     "policy": {"rows": 3, "cols": 11, "w": [0.0] * 33},
     "normalizer": {"count": 5, "mean": [0.0] * 11, "m2": [1.0] * 11},
 }
+
+
+# Weights whose action overflows to NaN: render fails, and must leave x.gif as it was.
+HUGE = {**POLICY, "policy": {"rows": 3, "cols": 11, "w": [1.7e308, -1.7e308] * 16 + [1.7e308]}}
 
 
 def policy(edit: dict[str, object], cmd: str, code: int, needle: str) -> Case:
@@ -152,6 +163,71 @@ CASES: list[Case] = [
     bridge("--max-steps-in-flight", "-3", needle="--max-steps-in-flight"),
     bridge("--max-abs-shift", "inf", needle="--max-abs-shift"),
     bridge("--backend", "turbo", needle="--backend"),
+    config("env: Hopper-v1\n---\nrate: 5\n", "second YAML document"),
+    Case(
+        "config files",
+        [TRAINER, "--config", "fifo.yaml"],
+        2,
+        "not a regular file",
+        (),
+        run_files.fifo("fifo.yaml"),
+    ),
+    Case(
+        "config files",
+        [TRAINER, "--config", "zero.yaml"],
+        2,
+        "not a regular file",
+        (),
+        run_files.zero("zero.yaml"),
+    ),
+    Case(
+        "eval policy files",
+        [TRAINER, "eval", "--policy", "zero.json"],
+        1,
+        "not a regular file",
+        (),
+        run_files.zero("zero.json"),
+    ),
+    Case(
+        "eval policy files",
+        [TRAINER, "eval", "--policy", "x.npz"],
+        1,
+        "export",
+        (("x.npz", "PK\x03\x04"),),
+    ),
+    policy({"version": 2}, "eval", 1, "sha256: missing or empty"),
+    policy({"env_id": "Nowhere-v1"}, "eval", 1, "Nowhere-v1"),
+    policy({"policy.rows": 2, "policy.w": [0.0] * 22}, "eval", 1, "p.json"),
+    policy({"policy.rows": 2, "policy.w": [0.0] * 22}, "render", 1, "p.json"),
+    Case(
+        "eval flags",
+        [TRAINER, "eval", "--policy", "p.json", "--horizon", "5000", "--log-level", "error"],
+        2,
+        "horizon",
+    ),
+    Case(
+        "train flags",
+        [
+            TRAINER,
+            "--env",
+            "Hopper-v1",
+            "--kwarg",
+            "reset_noise_scale=1e308",
+            "--log-level",
+            "error",
+        ],
+        2,
+        "reset_noise_scale",
+        gone=("runs",),
+    ),
+    Case(
+        "render policy files",
+        [TRAINER, "render", "--policy", "huge.json", "-o", "x.gif"],
+        1,
+        "huge.json",
+        (("huge.json", json.dumps(HUGE)), ("x.gif", "the render before")),
+    ),
+    *(Case(*spec) for spec in run_files.CASES),
 ]
 
 
@@ -164,7 +240,7 @@ def clean(case: Case, proc: subprocess.CompletedProcess[str], left: list[str]) -
         wrong.append(f"exit {proc.returncode}, want {case.code}")
     if any(s in err for s in ("goroutine ", "panic:", "Traceback")):
         wrong.append("a panic or traceback")
-    if case.area != "bridge flags" and len(lines) != 1:
+    if case.area != "bridge flags" and len(lines) != (1 if case.code else 0):
         wrong.append(f"{len(lines)} lines on stderr")
     if case.needle.lower() not in err.lower():
         wrong.append(f"stderr does not name {case.needle!r}")
@@ -183,17 +259,28 @@ def main() -> int:
             given.update(dict(case.files))
             for name, text in given.items():
                 (work / name).write_text(text)
-            proc = subprocess.run(
-                case.argv,
-                cwd=work,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                check=False,
-                env={**os.environ, "PYTHONPATH": str(REPO / "bridge_py")},
-            )
-            left = sorted(p.name for p in work.iterdir() if p.name not in given)
+            if case.setup is not None:
+                case.setup(work, run_files.base())
+            before = {p.name for p in work.iterdir()}
+            argv = run_files.expand(work, case.argv)
+            try:
+                proc = subprocess.run(
+                    argv,
+                    cwd=work,
+                    capture_output=True,
+                    text=True,
+                    timeout=120,
+                    check=False,
+                    env={**os.environ, "PYTHONPATH": str(REPO / "bridge_py")},
+                )
+            except subprocess.TimeoutExpired as exc:
+                proc = subprocess.CompletedProcess(argv, -9, "", f"hung for {exc.timeout}s")
+            left = sorted(p.name for p in work.iterdir() if p.name not in before)
+            left += [str(p.relative_to(work)) for g in case.gone for p in work.glob(g)]
+            changed = [n for n, t in given.items() if (work / n).read_text() != t]
             wrong = clean(case, proc, left)
+            if changed:
+                wrong = "; ".join(filter(None, [wrong, f"changed {changed}"]))
         area = areas.setdefault(case.area, {"tried": 0, "clean": 0})
         area["tried"] += 1
         if wrong:
@@ -206,6 +293,7 @@ def main() -> int:
         "clean": sum(a["clean"] for a in areas.values()),
     }
     print(json.dumps({"total": total, "areas": areas, "not_clean": failures}))
+    run_files.cleanup()
     return 0 if not failures else 1
 
 

@@ -130,10 +130,13 @@ func loadRuns(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]repo
 		return nil, usageError{errors.New("give at least one run directory (or a directory above runs)")}
 	}
 	runs, skipped, err := report.Load(dirs...)
+	if err != nil {
+		return nil, err // it names every run it skipped: one line
+	}
 	for _, s := range skipped {
 		fmt.Fprintf(stderr, "warning: %v\n", s)
 	}
-	return runs, err
+	return runs, nil
 }
 
 // runConvex is `trainer convex`, the same command as cmd/convex.
