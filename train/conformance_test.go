@@ -1,7 +1,6 @@
 package train
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,8 +10,7 @@ import (
 // of problems run against every method): every method with each of its
 // step rules (prototypes, from the methods table) goes through the same
 // checks, so a method added to methods gets all of them without a line
-// here.
-//   - a checkpoint resumes bit for bit;
+// here (the loop's: a checkpoint resumes bit for bit, in package loop).
 //   - the preset's entry is named by the method and step alone, and a run
 //     keeps its name through its JSON and reads back under it;
 //   - its settings, as trainer config prints them and a --config file sets
@@ -42,8 +40,7 @@ func rows() []row {
 	return out
 }
 
-// conformanceConfig is the row's tuned entry for the test problem, with a
-// budget that many iterations fit.
+// conformanceConfig is the row's tuned entry for the test problem.
 func conformanceConfig(t *testing.T, r row) Config {
 	t.Helper()
 	c, err := Preset(PresetTuned, r.method, r.step, "Quad-v0")
@@ -70,26 +67,6 @@ func TestConformanceTableCoversEveryMethod(t *testing.T) {
 	}
 	if len(rows()) < len(MethodNames()) {
 		t.Errorf("%d rows for %d methods", len(rows()), len(MethodNames()))
-	}
-}
-
-func TestConformanceCheckpointResumesBitForBit(t *testing.T) {
-	for _, r := range rows() {
-		t.Run(r.String(), func(t *testing.T) {
-			cfg := conformanceConfig(t, r)
-			a, err := New(cfg, testInfo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := New(cfg, testInfo)
-			qa, qb := &quadRoller{target: testTarget}, &quadRoller{target: testTarget}
-			for range 10 {
-				if _, err := b.Iterate(context.Background(), qb); err != nil {
-					t.Fatal(err)
-				}
-			}
-			continuesAs(t, a, qa, roundTrip(t, b), qb, 10, 30)
-		})
 	}
 }
 

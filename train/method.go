@@ -103,8 +103,8 @@ type Outcome struct {
 	Step, PEntropy float64
 }
 
-// newOptimizer builds the optimizer of cfg at x0.
-func newOptimizer(cfg Config, x0 []float64) (Optimizer, error) {
+// NewOptimizer builds the optimizer of cfg at x0.
+func NewOptimizer(cfg Config, x0 []float64) (Optimizer, error) {
 	o, err := cfg.Method.newOptimizer(cfg.Problem, x0)
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)

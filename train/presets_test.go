@@ -237,3 +237,6 @@ func TestPresetBlocksAreMethodsOrSteps(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// st returns c's STP settings, to read or change them in place.
+func st(c Config) *STPSettings { return c.Method.(*STPSettings) }

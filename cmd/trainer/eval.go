@@ -12,7 +12,7 @@ import (
 	"github.com/stpis/stpis/envclient"
 	"github.com/stpis/stpis/policy"
 	"github.com/stpis/stpis/rundir"
-	"github.com/stpis/stpis/train"
+	"github.com/stpis/stpis/train/loop"
 )
 
 // runEval is `trainer eval --policy FILE|RUN --episodes 100`. It prints one
@@ -74,7 +74,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		// command line.
 		return fmt.Errorf("%s does not fit the env it was trained on, %s: %w", file, info.ResolvedID, err)
 	}
-	res, err := train.EvaluateEpisodes(ctx, client, p, *episodes, *seed, *horizon, nil)
+	res, err := loop.EvaluateEpisodes(ctx, client, p, *episodes, *seed, *horizon, nil)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	}
-	mean, std := train.ReturnStats(res)
+	mean, std := loop.ReturnStats(res)
 	r := evalResult{Policy: file, Env: p.EnvID, Resolved: info.ResolvedID, Episodes: *episodes, Seed: *seed, Mean: mean, Std: std}
 	return r.write(stdout, isTerminal(stdout))
 }
@@ -101,7 +101,7 @@ type episodeLine struct {
 // writeEpisodes prints one JSON object per episode (JSON lines).
 func writeEpisodes(w io.Writer, res []envclient.EpisodeResult, seed uint64) error {
 	for j, e := range res {
-		b, err := json.Marshal(episodeLine{Episode: j, Seed: train.EvalEpisodeSeed(seed, j), Return: e.Return, Length: e.Length, Terminated: e.Terminated, Truncated: e.Truncated})
+		b, err := json.Marshal(episodeLine{Episode: j, Seed: loop.EvalEpisodeSeed(seed, j), Return: e.Return, Length: e.Length, Terminated: e.Terminated, Truncated: e.Truncated})
 		if err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/stpis/stpis/train"
 )
 
-// recorder is the trainer's train.Recorder: it writes the run directory's
+// recorder is the trainer's loop.Recorder: it writes the run directory's
 // curve and checkpoints, and each point's scalars to a TensorBoard event
 // file in the run's tb/ folder (one file per invocation of the trainer).
 // It hands each point to the progress display.

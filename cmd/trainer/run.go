@@ -14,6 +14,7 @@ import (
 	"github.com/stpis/stpis/envclient"
 	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/train"
+	"github.com/stpis/stpis/train/loop"
 )
 
 // checkpointEvery is the number of iterations between checkpoints (a run
@@ -55,7 +56,7 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 	}
 	defer dir.Close()
 	rec := newRecorder(dir, r.Config(), log, stderr)
-	stopped, err = r.Train(ctx, client, rec, train.Loop{CheckpointEvery: checkpointEvery, StopAfter: f.stopAfter, Stop: graceful})
+	stopped, err = r.Train(ctx, client, rec, loop.Options{CheckpointEvery: checkpointEvery, StopAfter: f.stopAfter, Stop: graceful})
 	rec.progress.end()
 	if err != nil {
 		if !stopped && dir.Discard() == nil {
@@ -87,7 +88,7 @@ func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg 
 
 // open starts the run in path, or resumes it with --resume. It returns a
 // nil Dir when a finished run is left as it is.
-func open(f *trainFlags, cfg train.Config, info envclient.EnvInfo, path string, log zerolog.Logger, stdout io.Writer) (*rundir.Dir, *train.Run, error) {
+func open(f *trainFlags, cfg train.Config, info envclient.EnvInfo, path string, log zerolog.Logger, stdout io.Writer) (*rundir.Dir, *loop.Run, error) {
 	if !f.resume || !rundir.Exists(path) {
 		return create(cfg, info, path, f.force)
 	}
@@ -117,7 +118,7 @@ func open(f *trainFlags, cfg train.Config, info envclient.EnvInfo, path string, 
 	case err != nil:
 		return nil, nil, damaged(err)
 	}
-	r, err := train.Restore(state)
+	r, err := loop.Restore(state)
 	if err == nil {
 		err = checkpointOfRun(meta, r.Config())
 	}
@@ -169,7 +170,7 @@ func checkpointOfRun(meta rundir.Meta, cfg train.Config) error {
 // warnIfChanged says when a resumed run's configuration or env differs
 // from what the command line and the bridge give now: the run goes on with
 // its own (only --max-episodes can raise its budget).
-func warnIfChanged(log zerolog.Logger, cfg train.Config, info envclient.EnvInfo, r *train.Run) {
+func warnIfChanged(log zerolog.Logger, cfg train.Config, info envclient.EnvInfo, r *loop.Run) {
 	was := r.Config()
 	cfg.Limits.MaxEpisodes = was.Limits.MaxEpisodes
 	a, _ := json.Marshal(was)
@@ -183,8 +184,8 @@ func warnIfChanged(log zerolog.Logger, cfg train.Config, info envclient.EnvInfo,
 }
 
 // create starts a fresh run in path.
-func create(cfg train.Config, info envclient.EnvInfo, path string, force bool) (*rundir.Dir, *train.Run, error) {
-	r, err := train.New(cfg, info)
+func create(cfg train.Config, info envclient.EnvInfo, path string, force bool) (*rundir.Dir, *loop.Run, error) {
+	r, err := loop.New(cfg, info)
 	if err != nil {
 		return nil, nil, usageError{err}
 	}
@@ -204,7 +205,7 @@ func create(cfg train.Config, info envclient.EnvInfo, path string, force bool) (
 // resume applies --max-episodes to a resumed run: a larger budget extends
 // it (a finished one too). A finished run whose budget is not raised is
 // left as it is: why says so.
-func resume(f *trainFlags, maxEpisodes int, dir *rundir.Dir, r *train.Run, finished bool, log zerolog.Logger) (why string, err error) {
+func resume(f *trainFlags, maxEpisodes int, dir *rundir.Dir, r *loop.Run, finished bool, log zerolog.Logger) (why string, err error) {
 	budget := r.Config().Limits.MaxEpisodes
 	switch {
 	case f.set["max-episodes"] && maxEpisodes > budget:

@@ -30,8 +30,9 @@ const (
 	wire    = -1 // the generated wire code: the contract under everything
 	leaf    = 0  // imports no package of this module but the base utilities
 	middle  = 1  // clients of the leaves: the bridge client, the event files, the report, the convex figures
-	loop    = 2  // the training loop
-	command = 3  // commands: wiring only
+	config  = 2  // a run's configuration and its methods (train)
+	loop    = 3  // the training loop (train/loop)
+	command = 4  // commands: wiring only
 )
 
 // layers is the intended import graph, one row per package of the module
@@ -61,10 +62,11 @@ var layers = map[string]layer{
 	"convex/figures": {middle, []string{"convex", "convex/data", "stp"}},
 
 	// The training loop.
-	"train": {loop, []string{"ars", "envclient", "policy", "rundir", "stp", "surrogate", "tasks"}},
+	"train":      {config, []string{"ars", "envclient", "rundir", "stp", "surrogate", "tasks"}},
+	"train/loop": {loop, []string{"envclient", "policy", "rundir", "train"}},
 
 	// The commands, and these tests.
-	"cmd/trainer":        {command, []string{"convex/figures", "envclient", "envclient/localbridge", "internal/safefile", "policy", "report", "rundir", "tasks", "tbevents", "train"}},
+	"cmd/trainer":        {command, []string{"convex/figures", "envclient", "envclient/localbridge", "internal/safefile", "policy", "report", "rundir", "tasks", "tbevents", "train", "train/loop"}},
 	"cmd/convex":         {command, []string{"convex/figures"}},
 	"bench/bridgebench":  {command, []string{"envclient", "envclient/localbridge"}},
 	"bench/matrix":       {command, []string{"tasks"}},
@@ -83,7 +85,7 @@ var testImports = map[string][]string{
 	"envclient":         {"envclient/localbridge"}, // the end-to-end tests start a real bridge
 	"internal/archtest": {"tasks"},                 // the task list check
 	// the fuzz targets share their hang guard
-	"train":       {"internal/fuzzguard"},
+	"train/loop":  {"internal/fuzzguard"},
 	"rundir":      {"internal/fuzzguard"},
 	"report":      {"internal/fuzzguard"},
 	"cmd/trainer": {"internal/fuzzguard"},

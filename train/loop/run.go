@@ -1,4 +1,4 @@
-package train
+package loop
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/stpis/stpis/envclient"
 	"github.com/stpis/stpis/policy"
 	"github.com/stpis/stpis/rundir"
+	"github.com/stpis/stpis/train"
 )
 
 // Roller runs batches of episodes; *envclient.Client is one.
@@ -50,11 +51,11 @@ type Progress struct {
 
 // Run is one training run. It is not safe for concurrent use.
 type Run struct {
-	cfg  Config
+	cfg  train.Config
 	info envclient.EnvInfo
 	lin  *policy.Linear
 	norm *policy.Normalizer
-	opt  Optimizer
+	opt  train.Optimizer
 	c    Progress
 	// bestX and bestNorm are the point with the best evaluation and the
 	// normalizer it was evaluated with.
@@ -69,7 +70,7 @@ type Run struct {
 const maxWeights = 1 << 24
 
 // New starts a run for an env described by the bridge.
-func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
+func New(cfg train.Config, info envclient.EnvInfo) (*Run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func New(cfg Config, info envclient.EnvInfo) (*Run, error) {
 }
 
 // Config returns the run's configuration.
-func (r *Run) Config() Config { return r.cfg }
+func (r *Run) Config() train.Config { return r.cfg }
 
 // Info returns the bridge's description of the env the run started with.
 func (r *Run) Info() envclient.EnvInfo { return r.info }
@@ -153,13 +154,16 @@ func (r *Run) file(x []float64, norm *policy.Normalizer) policy.File {
 	return policy.File{EnvID: r.cfg.Problem.Env, Policy: &lin, Normalizer: norm.Clone()}
 }
 
-// mix derives independent 64-bit seeds (SplitMix64 finalizer).
-func mix(a, b uint64) uint64 {
-	z := a ^ (b * 0x9e3779b97f4a7c15)
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+// bad is a configuration error of one field, named as its flag.
+func bad(field, format string, a ...any) error {
+	return &train.FieldError{Field: field, Reason: fmt.Sprintf(format, a...)}
 }
+
+// finite reports whether v is a finite number.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// mix derives the loop's seeds from the run's (train.DeriveSeed).
+var mix = train.DeriveSeed
 
 const (
 	trainStream = 0x7261696e // "rain"
@@ -187,9 +191,9 @@ func (r *Run) trainEpisodes(ctx context.Context, env Roller, points [][]float64,
 		for j := 0; j < k; j++ {
 			var seed uint64
 			switch p.CommonSeeds {
-			case IterationSeeds:
+			case train.IterationSeeds:
 				seed = mix(stream, uint64(iter)<<20|uint64(j))
-			case PairSeeds:
+			case train.PairSeeds:
 				seed = mix(mix(stream, uint64(iter)<<20|uint64(j)), uint64(i/2))
 			default:
 				seed = mix(stream, uint64(base+i*k+j))
@@ -258,7 +262,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	for i, v := range vals {
 		shifted[i] = v.shifted
 		rawSum += v.raw
-		if r.cfg.Problem.ObsNorm == Running {
+		if r.cfg.Problem.ObsNorm == train.Running {
 			if err := pending.Merge(v.obs.Count, v.obs.Mean, v.obs.M2); err != nil {
 				return pt, fmt.Errorf("train: normalizer: %w", err)
 			}
@@ -290,9 +294,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 		if err := r.guard(ctx, env, &pt); err != nil {
 			return pt, err
 		}
-		if d, ok := r.opt.(interface{ diagnosis() *rundir.SurrogateDiag }); ok {
-			pt.Surrogate = d.diagnosis()
-		}
+		pt.Surrogate = train.Diagnosis(r.opt)
 	}
 	if pt.Restarted, err = r.checkRestart(); err != nil {
 		return pt, err

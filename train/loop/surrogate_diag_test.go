@@ -1,4 +1,4 @@
-package train
+package loop
 
 import (
 	"context"
@@ -7,18 +7,19 @@ import (
 	"testing"
 
 	"github.com/stpis/stpis/rundir"
+	"github.com/stpis/stpis/train"
 )
 
 // guidedConfig is the combined step guided by the gradient sum.
-func guidedConfig() Config {
-	c, err := Preset(PresetTuned, "stp", Combined, "Quad-v0")
+func guidedConfig() train.Config {
+	c, err := train.Preset(train.PresetTuned, "stp", train.Combined, "Quad-v0")
 	if err != nil {
 		panic(err)
 	}
 	c.Problem.Seed, c.Problem.Shift, c.Problem.K = 3, 0.5, 1
-	c.Limits = Limits{MaxEpisodes: 5000, EvalEvery: 4, EvalEpisodes: 3}
+	c.Limits = train.Limits{MaxEpisodes: 5000, EvalEvery: 4, EvalEpisodes: 3}
 	s := st(c)
-	s.Guide, s.Directions, s.Top = GradientSum, 4, 2
+	s.Guide, s.Directions, s.Top = train.GradientSum, 4, 2
 	return c
 }
 
@@ -40,7 +41,7 @@ func TestGuidedCheckpointResumesBitForBit(t *testing.T) {
 
 // diagPoints runs cfg on the quadratic for iters iterations and returns
 // the surrogate diagnostics its evaluations recorded.
-func diagPoints(t *testing.T, cfg Config, iters int) []*rundir.SurrogateDiag {
+func diagPoints(t *testing.T, cfg train.Config, iters int) []*rundir.SurrogateDiag {
 	t.Helper()
 	cfg.Limits.MaxEpisodes = 100000
 	r, err := New(cfg, testInfo)

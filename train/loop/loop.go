@@ -1,4 +1,4 @@
-package train
+package loop
 
 import (
 	"context"
@@ -17,8 +17,8 @@ type Recorder interface {
 	Checkpoint(rundir.Snapshot) error
 }
 
-// Loop says how Train drives a run.
-type Loop struct {
+// Options say how Train drives a run.
+type Options struct {
 	// CheckpointEvery is the number of iterations between checkpoints (a
 	// fresh run also checkpoints after its initial evaluation, and every run
 	// when it stops).
@@ -34,7 +34,7 @@ type Loop struct {
 // iteration and checkpointing. A fresh run first evaluates its initial
 // policy. It returns stopped = true when it stopped before the run was
 // done; the last checkpoint then resumes it.
-func (r *Run) Train(ctx context.Context, env Roller, rec Recorder, l Loop) (stopped bool, err error) {
+func (r *Run) Train(ctx context.Context, env Roller, rec Recorder, l Options) (stopped bool, err error) {
 	if l.CheckpointEvery < 1 {
 		return false, bad("checkpoint-every", "%d must be ≥ 1", l.CheckpointEvery)
 	}

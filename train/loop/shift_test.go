@@ -1,4 +1,4 @@
-package train
+package loop
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func btoi(b bool) int {
 func TestStandingShiftKey(t *testing.T) {
 	c := testConfig("stp")
 	for in, want := range map[string]string{"0": "0", "0.25": "0.25", "none": "none"} {
-		if err := c.set("standing-shift", in); err != nil {
+		if err := c.Set("standing-shift", in); err != nil {
 			t.Fatalf("%s: %v", in, err)
 		}
 		if got, _ := c.Get("standing-shift"); got != want {
@@ -66,7 +66,7 @@ func TestStandingShiftKey(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"nan", "inf", "stand"} {
-		if err := c.set("standing-shift", in); err == nil || !strings.Contains(err.Error(), "standing-shift") {
+		if err := c.Set("standing-shift", in); err == nil || !strings.Contains(err.Error(), "standing-shift") {
 			t.Errorf("%s: %v, want an error naming standing-shift", in, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package train
+package loop
 
 import (
 	"bytes"
@@ -12,31 +12,32 @@ import (
 	"github.com/stpis/stpis/envclient"
 	"github.com/stpis/stpis/policy"
 	"github.com/stpis/stpis/rundir"
+	"github.com/stpis/stpis/train"
 )
 
 var testInfo = envclient.EnvInfo{RequestedID: "Quad-v0", ResolvedID: "Quad-v0", ObsDim: 3, ActDim: 2, MaxEpisodeSteps: 10}
 
 var testTarget = []float64{0.5, -0.5, 1, 0, -1, 0.25}
 
-func testConfig(m string) Config {
-	step := Adaptive
+func testConfig(m string) train.Config {
+	step := train.Adaptive
 	if m == "ars" {
 		step = ""
 	}
-	c, err := Preset(PresetTuned, m, step, "Quad-v0")
+	c, err := train.Preset(train.PresetTuned, m, step, "Quad-v0")
 	if err != nil {
 		panic(err)
 	}
 	c.Problem.Seed, c.Problem.Shift, c.Problem.K = 3, 0.5, 2
-	c.Limits = Limits{MaxEpisodes: 600, EvalEvery: 4, EvalEpisodes: 3}
-	if s, ok := c.Method.(*STPSettings); ok {
+	c.Limits = train.Limits{MaxEpisodes: 600, EvalEvery: 4, EvalEpisodes: 3}
+	if s, ok := c.Method.(*train.STPSettings); ok {
 		s.Rate = 1
 	}
 	return c
 }
 
 // st returns c's STP settings, to change them in place.
-func st(c Config) *STPSettings { return c.Method.(*STPSettings) }
+func st(c train.Config) *train.STPSettings { return c.Method.(*train.STPSettings) }
 
 // roundTrip returns r checkpointed and restored.
 func roundTrip(t *testing.T, r *Run) *Run {
@@ -54,7 +55,7 @@ func roundTrip(t *testing.T, r *Run) *Run {
 
 // iterated returns a run of cfg after n training iterations on the test
 // quadratic.
-func iterated(t *testing.T, cfg Config, n int) *Run {
+func iterated(t *testing.T, cfg train.Config, n int) *Run {
 	t.Helper()
 	r, err := New(cfg, testInfo)
 	if err != nil {
@@ -70,7 +71,7 @@ func iterated(t *testing.T, cfg Config, n int) *Run {
 }
 
 func TestIterateCountsAndImproves(t *testing.T) {
-	for _, m := range MethodNames() {
+	for _, m := range train.MethodNames() {
 		t.Run(string(m), func(t *testing.T) {
 			q := &quadRoller{target: testTarget}
 			r, err := New(testConfig(m), testInfo)
@@ -222,18 +223,18 @@ func TestRestoreValidates(t *testing.T) {
 
 func TestConfigErrorsNameTheField(t *testing.T) {
 	for _, tc := range []struct {
-		mut   func(*Config)
+		mut   func(*train.Config)
 		field string
 	}{
-		{func(c *Config) { c.Method = nil }, "method"},
-		{func(c *Config) { c.Problem.K = 0 }, "k"},
-		{func(c *Config) { st(*c).Rate = -1 }, "rate"},
-		{func(c *Config) { st(*c).Lipschitz = "x" }, "lipschitz"},
-		{func(c *Config) { c.Problem.ObsNorm = "ars" }, "obs-norm"},
-		{func(c *Config) { c.Problem.CommonSeeds = "all" }, "common-seeds"},
-		{func(c *Config) { c.Problem.Shift = math.Inf(1) }, "shift"},
-		{func(c *Config) { c.Preset = "fast" }, "preset"},
-		{func(c *Config) { c.Limits.EvalEvery = 0 }, "eval-every"},
+		{func(c *train.Config) { c.Method = nil }, "method"},
+		{func(c *train.Config) { c.Problem.K = 0 }, "k"},
+		{func(c *train.Config) { st(*c).Rate = -1 }, "rate"},
+		{func(c *train.Config) { st(*c).Lipschitz = "x" }, "lipschitz"},
+		{func(c *train.Config) { c.Problem.ObsNorm = "ars" }, "obs-norm"},
+		{func(c *train.Config) { c.Problem.CommonSeeds = "all" }, "common-seeds"},
+		{func(c *train.Config) { c.Problem.Shift = math.Inf(1) }, "shift"},
+		{func(c *train.Config) { c.Preset = "fast" }, "preset"},
+		{func(c *train.Config) { c.Limits.EvalEvery = 0 }, "eval-every"},
 	} {
 		c := testConfig("stp_is")
 		tc.mut(&c)
@@ -246,7 +247,7 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 
 func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 	cfg := testConfig("stp_is")
-	cfg.Problem.ObsNorm = None
+	cfg.Problem.ObsNorm = train.None
 	r := iterated(t, cfg, 5)
 	if r.Progress().Episodes == 0 || r.norm.Count != 0 {
 		t.Fatalf("after %d episodes the normalizer saw %d observations, want 0", r.Progress().Episodes, r.norm.Count)
@@ -263,7 +264,7 @@ func TestObsNormNoneKeepsRawObservations(t *testing.T) {
 // 16) is evaluated after each iteration that crosses a multiple of 40
 // episodes.
 func TestEvalSpacing(t *testing.T) {
-	for _, m := range MethodNames() {
+	for _, m := range train.MethodNames() {
 		cfg := testConfig(m)
 		cfg.Limits.EvalSpacing = 40
 		r, err := New(cfg, testInfo)
@@ -293,13 +294,13 @@ func TestEvalSpacing(t *testing.T) {
 func TestDirectionsCombined(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		mut     func(*Config)
+		mut     func(*train.Config)
 		size    int
 		improve bool
 	}{
-		{"m=3", func(c *Config) { st(*c).Directions = 3 }, 7, true},
-		{"top", func(c *Config) {
-			st(*c).Directions, st(*c).Top, st(*c).Step, st(*c).Rate, st(*c).Noise = 4, 2, Combined, 0.04, 0.02
+		{"m=3", func(c *train.Config) { st(*c).Directions = 3 }, 7, true},
+		{"top", func(c *train.Config) {
+			st(*c).Directions, st(*c).Top, st(*c).Step, st(*c).Rate, st(*c).Noise = 4, 2, train.Combined, 0.04, 0.02
 		}, 8, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -338,19 +339,19 @@ func TestDirectionsCombined(t *testing.T) {
 func TestCommonSeeds(t *testing.T) {
 	const k, m = 2, 3
 	for _, tc := range []struct {
-		seeds Seeds
+		seeds train.Seeds
 		// same says whether episode a and b of one batch (point a/k, b/k)
 		// must share their seed; the others must differ.
 		same func(a, b int) bool
 	}{
-		{OwnSeeds, func(a, b int) bool { return a == b }},
-		{IterationSeeds, func(a, b int) bool { return a%k == b%k }},
-		{PairSeeds, func(a, b int) bool { return a%k == b%k && a/k/2 == b/k/2 }},
+		{train.OwnSeeds, func(a, b int) bool { return a == b }},
+		{train.IterationSeeds, func(a, b int) bool { return a%k == b%k }},
+		{train.PairSeeds, func(a, b int) bool { return a%k == b%k && a/k/2 == b/k/2 }},
 	} {
 		t.Run(tc.seeds.String(), func(t *testing.T) {
 			cfg := testConfig("stp_is")
 			cfg.Problem.K, cfg.Problem.CommonSeeds = k, tc.seeds
-			st(cfg).Directions, st(cfg).Top, st(cfg).Step, st(cfg).Rate, st(cfg).Noise = m, 2, Combined, 0.04, 0.02
+			st(cfg).Directions, st(cfg).Top, st(cfg).Step, st(cfg).Rate, st(cfg).Noise = m, 2, train.Combined, 0.04, 0.02
 			r, err := New(cfg, testInfo)
 			if err != nil {
 				t.Fatal(err)
@@ -379,25 +380,5 @@ func TestCommonSeeds(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-func TestSeedsJSON(t *testing.T) {
-	for in, want := range map[string]Seeds{`"pair"`: PairSeeds, `"iteration"`: IterationSeeds, `""`: OwnSeeds} {
-		var s Seeds
-		if err := json.Unmarshal([]byte(in), &s); err != nil || s != want {
-			t.Errorf("%s: got %q, %v; want %q", in, s, err, want)
-		}
-	}
-	c := testConfig("stp")
-	if err := json.Unmarshal([]byte(`"all"`), &c.Problem.CommonSeeds); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "common-seeds") {
-		t.Errorf(`"all": err = %v`, err)
-	}
-	b, err := json.Marshal(Problem{Env: "Quad-v0", CommonSeeds: PairSeeds})
-	if err != nil || !strings.Contains(string(b), `"common_seeds":"pair"`) {
-		t.Errorf("marshal: %s, %v", b, err)
 	}
 }

@@ -1,4 +1,4 @@
-package train
+package loop
 
 import (
 	"encoding/json"
@@ -6,12 +6,13 @@ import (
 
 	"github.com/stpis/stpis/envclient"
 	"github.com/stpis/stpis/policy"
+	"github.com/stpis/stpis/train"
 )
 
 // state is the serialized state of a Run between iterations.
 type state struct {
 	Version    int                `json:"version"`
-	Config     Config             `json:"config"`
+	Config     train.Config       `json:"config"`
 	Info       envclient.EnvInfo  `json:"info"`
 	Progress   Progress           `json:"counters"`
 	Normalizer *policy.Normalizer `json:"normalizer"`

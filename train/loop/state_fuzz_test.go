@@ -1,4 +1,4 @@
-package train
+package loop
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/stpis/stpis/internal/fuzzguard"
+	"github.com/stpis/stpis/train"
 )
 
 // restoreSeeds are checkpoints of short runs of every method and step (the
@@ -21,18 +22,18 @@ func restoreSeeds(f testing.TB) [][]byte {
 		restart bool
 	}
 	var seeds []seed
-	for _, r := range rows() {
+	for _, r := range rows(f) {
 		seeds = append(seeds, seed{r, 0, false}, seed{r, 2, false})
 	}
-	seeds = append(seeds, seed{row{"stp_is", Adaptive}, 3, true})
+	seeds = append(seeds, seed{row{"stp_is", train.Adaptive}, 3, true})
 	for _, tc := range seeds {
-		c, err := Preset(PresetTuned, tc.row.method, tc.row.step, "Quad-v0")
+		c, err := train.Preset(train.PresetTuned, tc.row.method, tc.row.step, "Quad-v0")
 		if err != nil {
 			f.Fatal(err)
 		}
 		c.Problem.Seed, c.Problem.K = 3, 1
-		c.Limits = Limits{MaxEpisodes: 2000, EvalEvery: 2, EvalEpisodes: 2}
-		c.Guard = Guard{On: true, Drop: 0.5}
+		c.Limits = train.Limits{MaxEpisodes: 2000, EvalEvery: 2, EvalEpisodes: 2}
+		c.Guard = train.Guard{On: true, Drop: 0.5}
 		r, err := New(c, testInfo)
 		if err != nil {
 			f.Fatal(err)

@@ -1,18 +1,19 @@
-package train
+package loop
 
 import (
 	"context"
+	"github.com/stpis/stpis/train"
 	"slices"
 	"strings"
 	"testing"
 )
 
-func restartConfig() Config {
+func restartConfig() train.Config {
 	cfg := testConfig("stp")
-	st(cfg).Directions, st(cfg).Top, st(cfg).Step, st(cfg).Rate, st(cfg).Noise = 3, 2, Combined, 0.04, 0.02
-	st(cfg).Basis = Orthogonal
+	st(cfg).Directions, st(cfg).Top, st(cfg).Step, st(cfg).Rate, st(cfg).Noise = 3, 2, train.Combined, 0.04, 0.02
+	st(cfg).Basis = train.Orthogonal
 	cfg.Limits.MaxEpisodes = 400
-	cfg.Restart = Restart{After: 48, Length: 0.5} // an iteration is 6 points × K 2
+	cfg.Restart = train.Restart{After: 48, Length: 0.5} // an iteration is 6 points × K 2
 	return cfg
 }
 
@@ -84,7 +85,7 @@ func TestRestartGivesUpShortEpisodes(t *testing.T) {
 func TestRestartKeepsLongEpisodes(t *testing.T) {
 	with := restartConfig()
 	without := with
-	without.Restart = Restart{}
+	without.Restart = train.Restart{}
 	a, err := New(with, testInfo)
 	if err != nil {
 		t.Fatal(err)
@@ -134,12 +135,12 @@ func TestRestartResumes(t *testing.T) {
 
 func TestRestartErrorsNameTheField(t *testing.T) {
 	for _, tc := range []struct {
-		r     Restart
+		r     train.Restart
 		field string
 	}{
-		{Restart{After: -1, Length: 0.1}, "restart"},
-		{Restart{After: 48, Length: 1.5}, "restart"},
-		{Restart{After: 48}, "restart"},
+		{train.Restart{After: -1, Length: 0.1}, "restart"},
+		{train.Restart{After: 48, Length: 1.5}, "restart"},
+		{train.Restart{After: 48}, "restart"},
 	} {
 		cfg := restartConfig()
 		cfg.Restart = tc.r

@@ -1,0 +1,84 @@
+package loop
+
+import (
+	"fmt"
+
+	"github.com/stpis/stpis/policy"
+	"github.com/stpis/stpis/train"
+)
+
+// Attempt is the bookkeeping of a run's current attempt.
+type Attempt struct {
+	// Restarts is the number of attempts given up so far.
+	Restarts int `json:"restarts,omitempty"`
+	// Start is the run's episode count when the attempt began.
+	Start int `json:"start,omitempty"`
+	// MidEpisodes and MidSteps are the run's episode and env-step counts
+	// after the attempt's first iteration that reached After/2 episodes;
+	// 0 until then (an attempt's first iteration ends past episode 0).
+	MidEpisodes int   `json:"mid_episodes,omitempty"`
+	MidSteps    int64 `json:"mid_steps,omitempty"`
+	// Checked says the attempt passed its check and runs to the end.
+	Checked bool `json:"checked,omitempty"`
+}
+
+// restartStream derives the seeds of the attempts after the first.
+const restartStream = 0x72657374 // "rest"
+
+// seed is the seed of the current attempt: the run's for the first, so
+// that a run that never restarts is the run without the rule.
+func (r *Run) seed() uint64 {
+	if r.c.Attempt.Restarts == 0 {
+		return r.cfg.Problem.Seed
+	}
+	return mix(mix(r.cfg.Problem.Seed, restartStream), uint64(r.c.Attempt.Restarts))
+}
+
+// horizon is the most steps an episode of the run can last.
+func (r *Run) horizon() int {
+	h := r.info.MaxEpisodeSteps
+	if p := r.cfg.Problem.Horizon; p > 0 && (h <= 0 || p < h) {
+		h = p
+	}
+	return h
+}
+
+// newAttemptOptimizer builds the optimizer of the current attempt at the
+// run's initial point (r.lin, which training never changes: x = 0).
+func (r *Run) newAttemptOptimizer() (train.Optimizer, error) {
+	cfg := r.cfg
+	cfg.Problem.Seed = r.seed()
+	return train.NewOptimizer(cfg, r.lin.Params())
+}
+
+// checkRestart applies the rule after an iteration and reports whether it
+// started a new attempt.
+func (r *Run) checkRestart() (bool, error) {
+	rule, a := r.cfg.Restart, &r.c.Attempt
+	if !rule.On() || a.Checked || r.c.Reached {
+		return false, nil
+	}
+	ran := r.c.Episodes - a.Start
+	if a.MidEpisodes == 0 && ran >= rule.After/2 {
+		a.MidEpisodes, a.MidSteps = r.c.Episodes, r.c.EnvSteps
+	}
+	if ran < rule.After || r.c.Episodes == a.MidEpisodes {
+		return false, nil
+	}
+	length := float64(r.c.EnvSteps-a.MidSteps) / float64(r.c.Episodes-a.MidEpisodes)
+	if h := r.horizon(); h <= 0 || length >= rule.Length*float64(h) {
+		a.Checked = true
+		return false, nil
+	}
+	*a = Attempt{Restarts: a.Restarts + 1, Start: r.c.Episodes}
+	opt, err := r.newAttemptOptimizer()
+	if err != nil {
+		return false, fmt.Errorf("train: restart: %w", err)
+	}
+	norm, err := policy.NewNormalizer(r.info.ObsDim)
+	if err != nil {
+		return false, fmt.Errorf("train: restart: %w", err)
+	}
+	r.opt, r.norm = opt, norm
+	return true, nil
+}
