@@ -87,6 +87,9 @@ class _Context:
     def peer(self) -> str:
         return "ipv4:127.0.0.1:1"
 
+    def peer_identities(self) -> None:
+        return None  # no client certificate (servicer.client_key)
+
     def add_callback(self, callback: object) -> bool:
         return True
 
