@@ -18,11 +18,7 @@ func fuzzConfigSeeds(f testing.TB) [][]byte {
 	f.Helper()
 	var out [][]byte
 	for _, m := range MethodNames() {
-		steps := Steps
-		if m == "ars" {
-			steps = []Step{""}
-		}
-		for _, st := range steps {
+		for _, st := range stepsOf(m) {
 			c, err := Preset(PresetTuned, m, st, "Hopper-v1")
 			if err != nil {
 				f.Fatal(err)

@@ -174,3 +174,12 @@ func TestConformanceRefusesWhatDoesNotApply(t *testing.T) {
 		t.Error("no row refused a setting: the check checked nothing")
 	}
 }
+
+// stepsOf is the step rules method m runs with: Steps for a method with
+// step rules, else the one "" (from the methods table, not a list here).
+func stepsOf(m string) []Step {
+	if _, ok := methods[m]().(stepped); ok {
+		return Steps
+	}
+	return []Step{""}
+}

@@ -85,11 +85,7 @@ func TestPresetTableIsComplete(t *testing.T) {
 	for _, preset := range PresetNames() {
 		for _, env := range envs {
 			for _, m := range MethodNames() {
-				steps := Steps
-				if m == "ars" {
-					steps = []Step{""}
-				}
-				for _, step := range steps {
+				for _, step := range stepsOf(m) {
 					c, err := Preset(preset, m, step, env)
 					if preset == PresetPaper && step == Combined {
 						if err == nil {
@@ -197,11 +193,7 @@ func TestSetRefusesWhatDoesNotApply(t *testing.T) {
 // not know is refused rather than dropped.
 func TestConfigJSON(t *testing.T) {
 	for _, m := range MethodNames() {
-		step := Combined
-		if m == "ars" {
-			step = ""
-		}
-		c, err := Preset(PresetTuned, m, step, "Hopper-v1")
+		c, err := Preset(PresetTuned, m, stepsOf(m)[0], "Hopper-v1")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,18 +53,25 @@ func TestConformanceCheckpointResumesBitForBit(t *testing.T) {
 			}
 			cfg.Problem.Seed, cfg.Problem.Shift, cfg.Problem.K = 3, 0.5, 2
 			cfg.Limits = train.Limits{MaxEpisodes: 100000, EvalEvery: 4, EvalEpisodes: 3}
-			a, err := New(cfg, testInfo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := New(cfg, testInfo)
-			qa, qb := &quadRoller{target: testTarget}, &quadRoller{target: testTarget}
-			for range 10 {
-				if _, err := b.Iterate(context.Background(), qb); err != nil {
-					t.Fatal(err)
-				}
-			}
-			continuesAs(t, a, qa, roundTrip(t, b), qb, 10, 30)
+			resumesBitForBit(t, cfg)
 		})
 	}
+}
+
+// resumesBitForBit runs cfg for 30 iterations and, beside it, for 10, then
+// through a checkpoint for the other 20: the two must agree to the bit.
+func resumesBitForBit(t *testing.T, cfg train.Config) {
+	t.Helper()
+	a, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := New(cfg, testInfo)
+	qa, qb := &quadRoller{target: testTarget}, &quadRoller{target: testTarget}
+	for range 10 {
+		if _, err := b.Iterate(context.Background(), qb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	continuesAs(t, a, qa, roundTrip(t, b), qb, 10, 30)
 }

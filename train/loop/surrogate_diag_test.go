@@ -27,16 +27,7 @@ func guidedConfig() train.Config {
 // the diagnostic's window (checkpointed mid-window, at iteration 10 of
 // windows of 4) resume bit for bit.
 func TestGuidedCheckpointResumesBitForBit(t *testing.T) {
-	cfg := guidedConfig()
-	a, _ := New(cfg, testInfo)
-	b, _ := New(cfg, testInfo)
-	qa, qb := &quadRoller{target: testTarget}, &quadRoller{target: testTarget}
-	for range 10 {
-		if _, err := b.Iterate(context.Background(), qb); err != nil {
-			t.Fatal(err)
-		}
-	}
-	continuesAs(t, a, qa, roundTrip(t, b), qb, 10, 30)
+	resumesBitForBit(t, guidedConfig())
 }
 
 // diagPoints runs cfg on the quadratic for iters iterations and returns
