@@ -101,6 +101,9 @@ func Load(path string) (File, error) {
 	if f.Version != FileVersion && f.Version != 1 {
 		return File{}, fmt.Errorf("policy: load %s: file version %d, this build reads 1 and %d", path, f.Version, FileVersion)
 	}
+	if f.Version == 1 && f.RunID != "" {
+		return File{}, fmt.Errorf("policy: load %s: field version: 1, but the file names run %q (version 1 names none): the version was changed", path, f.RunID)
+	}
 	if f.Version == FileVersion && !sealed {
 		return File{}, fmt.Errorf("policy: load %s: field sha256: missing or empty, but a file of version %d is always sealed: the file was edited", path, f.Version)
 	}

@@ -66,6 +66,15 @@ func TestBlankedSealIsRefused(t *testing.T) {
 	if err := os.WriteFile(path, out, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "the version was changed") {
+		t.Fatalf("version 1 naming a run: err = %v", err)
+	}
+	delete(doc, "run_id")
+	delete(doc, "seed")
+	out, _ = json.Marshal(doc)
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if f, err := Load(path); err != nil || f.Policy.W[0] != 9.5 {
 		t.Fatalf("an unsealed version 1 file: %+v, %v", f, err)
 	}

@@ -69,6 +69,15 @@ func checkVersion(path string, v int) error {
 	return nil
 }
 
+// checkUnversioned refuses a file without a version that names a run:
+// files from before versions named none, so its version was removed.
+func checkUnversioned(path string, version int, runID string) error {
+	if version == 0 && runID != "" {
+		return fmt.Errorf("rundir: %w: %s: field version: missing, but the file names run %q (files from before versions name none): the version was removed", ErrDamaged, path, runID)
+	}
+	return nil
+}
+
 // belongs refuses a sealed file of another run: its run identity and, from
 // version 3, its seed must be run.json's, and a run of version 3 takes no
 // file from before.
@@ -113,6 +122,9 @@ func ReadMeta(dir string) (Meta, error) {
 	if err := checkVersion(path, m.Version); err != nil {
 		return Meta{}, err
 	}
+	if err := checkUnversioned(path, m.Version, m.RunID); err != nil {
+		return Meta{}, err
+	}
 	if err := checkSealed(path, b, m.Version); err != nil {
 		return Meta{}, err
 	}
@@ -141,6 +153,9 @@ func ReadResult(dir string, meta Meta) (*Result, error) {
 		return nil, fmt.Errorf("rundir: %s: %w", path, err)
 	}
 	if err := checkVersion(path, r.Version); err != nil {
+		return nil, err
+	}
+	if err := checkUnversioned(path, r.Version, r.RunID); err != nil {
 		return nil, err
 	}
 	if err := checkSealed(path, b, r.Version); err != nil {

@@ -126,6 +126,11 @@ func TestFilesFromBeforeSealsAreRead(t *testing.T) {
 	if err != nil || m.Version != 0 || len(pts) != 2 || res == nil || !res.Reached {
 		t.Fatalf("a run from before seals: %+v %v %+v, %v", m, pts, res, err)
 	}
+	// A file without a version that names a run had its version removed.
+	rewrite(t, filepath.Join(dir, MetaFile), `"seed":3`, `"seed":3,"run_id":"r1"`)
+	_, _, _, err = ReadRun(dir)
+	wantDamaged(t, "a run.json without a version naming a run", err, "the version was removed")
+	rewrite(t, filepath.Join(dir, MetaFile), `"seed":3,"run_id":"r1"`, `"seed":3`)
 	// A result of this version does not belong to a run.json of another.
 	rewrite(t, filepath.Join(dir, ResultFile), `"reached":true`, `"version":3,"run_id":"x","reached":true`)
 	_, _, _, err = ReadRun(dir)

@@ -287,6 +287,11 @@ def _read_json(file: Path) -> tuple[Vector, Vector | None, Vector, Vector, str |
         raise PolicyFileError(
             f"{file}: file version {envs.clip(version)}, this module reads 1 and {FILE_VERSION}"
         )
+    if version == 1 and doc.get("run_id"):
+        raise PolicyFileError(
+            f"{file}: version: 1, but the file names run {envs.clip(doc.get('run_id'))} "
+            "(version 1 names none): the version was changed"
+        )
     if version == FILE_VERSION and not doc.get("sha256"):
         raise PolicyFileError(
             f"{file}: sha256: missing or empty, but a file of version {FILE_VERSION} is always "

@@ -185,6 +185,7 @@ def test_load_a_run_directory(tmp_path):
     [
         (lambda d: d.update(version=3), "file version 3, this module reads 1 and 2"),
         (lambda d: d.update(version=2), "sha256: missing or empty"),
+        (lambda d: d.update(run_id="r1"), "version: 1, but the file names run 'r1'"),
         (lambda d: d.pop("normalizer"), "missing policy or normalizer"),
         (lambda d: d["policy"].update(w=[1.0]), r"W has 1 entries, want 6 \(2x3\)"),
         (lambda d: d["policy"].update(rows=0), "shape must be positive"),
