@@ -225,16 +225,32 @@ func (c *Config) set(name, value string) error {
 	return k.set(c, value)
 }
 
-// notHere says why a setting is not one of c's.
+// notHere says why a setting is not one of c's, naming every method (and
+// step) whose setting it is.
 func (c *Config) notHere(name string) error {
+	var owners []string
+	byStep := map[Step][]string{}
 	for _, m := range prototypes() {
 		if k, ok := findKey(m.keys(), name); !ok || k.fixed != "" {
 			continue
 		}
-		if st := (Config{Method: m}).Step(); st != "" {
-			return bad(name, "does not apply to --method %s%s (it is a setting of --method %s --step %s)", c.MethodName(), stepSuffix(*c), m.Name(), st)
+		st := (Config{Method: m}).Step()
+		if st == "" {
+			owners = append(owners, "--method "+m.Name())
+			continue
 		}
-		return bad(name, "does not apply to --method %s%s (it is a setting of --method %s)", c.MethodName(), stepSuffix(*c), m.Name())
+		if len(byStep[st]) == 0 {
+			owners = append(owners, string(st))
+		}
+		byStep[st] = append(byStep[st], m.Name())
+	}
+	for i, o := range owners {
+		if ms, ok := byStep[Step(o)]; ok {
+			owners[i] = "--method " + strings.Join(ms, " or ") + " --step " + o
+		}
+	}
+	if len(owners) > 0 {
+		return bad(name, "does not apply to --method %s%s (it is a setting of %s)", c.MethodName(), stepSuffix(*c), strings.Join(owners, "; "))
 	}
 	if slices.ContainsFunc(prototypes(), func(m Method) bool { _, ok := findKey(m.keys(), name); return ok }) {
 		return bad(name, "does not apply to --method %s%s", c.MethodName(), stepSuffix(*c))

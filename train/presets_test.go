@@ -166,7 +166,7 @@ func TestSetRefusesWhatDoesNotApply(t *testing.T) {
 		{"ars", "", "rate", "published settings"},
 		{"ars", "", "lipschitz", "does not apply to --method ars"},
 		{"stp", Adaptive, "top", "--step combined"},
-		{"stp", Adaptive, "noise", "--step combined"},
+		{"stp", Adaptive, "noise", "--method stp or stp_is --step combined"},
 		{"stp", Combined, "surrogate-steps", "--method stp_is"},
 		{"stp", Combined, "mix", "is not a setting"},
 	} {
