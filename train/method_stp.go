@@ -232,7 +232,9 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 	default:
 		ps = append(ps, part{"Gaussian basis", "gauss"})
 	}
-	if s.guided() && (r == nil || r.Guide != s.Guide) {
+	// The guide is always named, so that a guided run never shares a name
+	// (and a results row) with an unguided one, whatever the preset says.
+	if s.guided() {
 		ps = append(ps, part{"guided by the " + strings.ReplaceAll(string(s.Guide), "-", " "), "guided"})
 	}
 	if r == nil {

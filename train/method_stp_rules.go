@@ -10,10 +10,14 @@ func (s *STPSettings) step() Step { return s.Step }
 // setStep sets the step rule.
 func (s *STPSettings) setStep(st Step) { s.Step = st }
 
-// sharedKey says whether a preset entry's key k, not one of s's own, is
-// STP_IS's in an entry that STP and STP_IS share (its surrogate's).
+// sharedKey says whether a preset entry's key k, not one of s's own,
+// belongs to the other of STP and STP_IS in an entry they share: STP_IS's
+// surrogate keys, STP's guide.
 func (s *STPSettings) sharedKey(k string) bool {
-	return !s.IS && (k == "surrogate-steps" || k == "lipschitz")
+	if s.IS {
+		return k == "guide"
+	}
+	return k == "surrogate-steps" || k == "lipschitz"
 }
 
 // fromOld takes the settings from an older run.json's stp block: alpha0
