@@ -299,7 +299,7 @@ func TestDockerignore(t *testing.T) {
 		}
 	}
 	for _, file := range []string{
-		".venv/bin/python", ".venv", "bin/trainer", "runs/Hopper-v1/stp-combined/seed1/run.json",
+		".venv/bin/python", ".venv", "bin/trainer", "runs/Hopper-v1/stp-combined-guided/seed1/run.json",
 		"results/rl/Hopper.png", ".git/HEAD", "bridge_py/stpis_bridge/__pycache__/envs.cpython-311.pyc",
 		".pytest_cache/v/cache", "bridge_py/.ruff_cache/x", "bridge_py/.mypy_cache/x", "out/convex/x.png",
 	} {

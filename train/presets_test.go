@@ -31,7 +31,7 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, "stp_is", Adaptive, "HalfCheetah-v1", Running, 1, 1, "STP_IS adaptive, K=1", Local},
 		{PresetTuned, "stp_is", Fixed, "HalfCheetah-v1", Running, 0.05, 1, "STP_IS fixed, K=1", Local},
 		{PresetPaper, "stp_is", "", "HalfCheetah-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
-		{PresetTuned, "", "", "Hopper-v1", Running, 0.00707, 1, "STP combined", ""},
+		{PresetTuned, "", "", "Hopper-v1", Running, 0.00707, 1, "STP combined, guided by the gradient sum", ""},
 		{PresetTuned, "", "", "Swimmer-v1", None, 2, 1, "STP adaptive, K=1, m=8", ""},
 		{PresetPaper, "", "", "Hopper-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, "stp_is", "", "Hopper-v1", Running, 0.00707, 1, "STP_IS combined", Global},
@@ -115,9 +115,9 @@ func TestRunNames(t *testing.T) {
 		set         map[string]string
 		label, dir  string
 	}{
-		{"Hopper-v1", "", "", map[string]string{"directions": "8", "top": "4"}, "STP combined, m=8, top 4", "stp-combined-m8-t4"},
-		{"Hopper-v1", "", "", map[string]string{"restart": "none"}, "STP combined, no restarts", "stp-combined-norestart"},
-		{"Hopper-v1", "", "", map[string]string{"restart": "400x0.125"}, "STP combined, restarts after 400 below 0.125", "stp-combined-re400x0.125"},
+		{"Hopper-v1", "", "", map[string]string{"directions": "8", "top": "4"}, "STP combined, m=8, top 4, guided by the gradient sum", "stp-combined-m8-t4-guided"},
+		{"Hopper-v1", "", "", map[string]string{"restart": "none"}, "STP combined, guided by the gradient sum, no restarts", "stp-combined-guided-norestart"},
+		{"Hopper-v1", "", "", map[string]string{"restart": "400x0.125"}, "STP combined, guided by the gradient sum, restarts after 400 below 0.125", "stp-combined-guided-re400x0.125"},
 		{"HalfCheetah-v1", "", "", map[string]string{"k": "paper"}, "STP combined, K=4", "stp-combined-k4"},
 		{"HalfCheetah-v1", "stp_is", Adaptive, nil, "STP_IS adaptive, K=1", "stp_is-adaptive-k1"},
 		{"HalfCheetah-v1", "", "", map[string]string{"directions": "16", "top": "8", "basis": "gaussian"}, "STP combined, m=16, top 8, Gaussian basis", "stp-combined-m16-t8-gauss"},
@@ -125,11 +125,12 @@ func TestRunNames(t *testing.T) {
 		{"Hopper-v1", "ars", "", map[string]string{"k": "2"}, "ARS V2-t, K=2", "ars-k2"},
 		{"Hopper-v1", "ars", "", map[string]string{"shift": "0", "common-seeds": "iteration"}, "ARS V2-t, iteration seeds, shift 0", "ars-siteration-shift0"},
 		{"Swimmer-v1", "ars", "", map[string]string{"obs-norm": "none"}, "ARS V1-t", "ars-v1"},
-		{"Hopper-v1", "", "", map[string]string{"common-seeds": "pair", "shift": "0.5"}, "STP combined, pair seeds, shift 0.5", "stp-combined-spair-shift0.5"},
-		{"Hopper-v1", "", "", map[string]string{"directions": "16", "top": "8", "rate": "0.02", "noise": "0.05"}, "STP combined, m=16, top 8, noise 0.05, rate 0.02", "stp-combined-m16-t8-n0.05-r0.02"},
-		{"Hopper-v1", "", "", map[string]string{"rate": "0.00707", "noise": "0.025", "shift": "1"}, "STP combined", "stp-combined"},
+		{"Hopper-v1", "", "", map[string]string{"common-seeds": "pair", "shift": "0.5"}, "STP combined, guided by the gradient sum, pair seeds, shift 0.5", "stp-combined-guided-spair-shift0.5"},
+		{"Hopper-v1", "", "", map[string]string{"directions": "16", "top": "8", "rate": "0.02", "noise": "0.05"}, "STP combined, m=16, top 8, guided by the gradient sum, noise 0.05, rate 0.02", "stp-combined-m16-t8-guided-n0.05-r0.02"},
+		{"Hopper-v1", "", "", map[string]string{"rate": "0.00707", "noise": "0.025", "shift": "1"}, "STP combined, guided by the gradient sum", "stp-combined-guided"},
+		{"Hopper-v1", "", "", map[string]string{"guide": "none"}, "STP combined", "stp-combined"},
 		{"Swimmer-v1", "", "", map[string]string{"k": "paper"}, "STP adaptive, m=8", "stp-adaptive-m8"},
-		{"Hopper-v1", "", "", map[string]string{"guard": "0.5"}, "STP combined, guard 0.5", "stp-combined-g0.5"},
+		{"Hopper-v1", "", "", map[string]string{"guard": "0.5"}, "STP combined, guided by the gradient sum, guard 0.5", "stp-combined-guided-g0.5"},
 		{"Swimmer-v1", "", "", map[string]string{"rate": "1"}, "STP adaptive, K=1, m=8, rate 1", "stp-adaptive-k1-m8-r1"},
 	} {
 		c, err := Preset(PresetTuned, tc.method, tc.step, tc.env)

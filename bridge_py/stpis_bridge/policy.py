@@ -5,7 +5,7 @@
     import gymnasium as gym
     from stpis_bridge import policy
 
-    pi = policy.load("runs/Hopper-v1/stp-combined/seed1")  # run dir or policy.json
+    pi = policy.load("runs/Hopper-v1/stp-combined-guided/seed1")  # run dir or policy.json
     env = gym.make(pi.gymnasium_id)  # Hopper-v1 (the paper's name) is gymnasium's Hopper-v5
     action = pi.act(obs)
 

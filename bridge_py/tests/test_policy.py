@@ -29,7 +29,7 @@ SNIPPET = re.compile(
     re.DOTALL,
 )
 # The path the README's snippet loads, relative to the directory it runs in.
-SNIPPET_RUN = Path("runs/Hopper-v1/stp-combined/seed1")
+SNIPPET_RUN = Path("runs/Hopper-v1/stp-combined-guided/seed1")
 
 
 def go_policy_file(

@@ -315,7 +315,7 @@ func TestBadInput(t *testing.T) {
 	})
 	t.Run("output dir holds another run", func(t *testing.T) {
 		out := t.TempDir()
-		dir := filepath.Join(out, "Hopper-v1", "stp-combined", "seed1")
+		dir := filepath.Join(out, "Hopper-v1", "stp-combined-guided", "seed1")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -382,10 +382,10 @@ func TestFlagsConfigFileAndRunDir(t *testing.T) {
 		{[]string{"--env", "HalfCheetah-v1", "--k", "paper", "--preset", "paper"}, 4, "stp_is-adaptive-paper", "STP_IS adaptive, paper preset"},
 		{[]string{"--env", "Hopper-v1", "--method", "stp_is", "--step", "adaptive", "--directions", "4"}, 4, "stp_is-adaptive-m4", "STP_IS adaptive, m=4"},
 		{[]string{"--env", "Hopper-v1", "--method", "ars", "--k", "2"}, 2, "ars-k2", "ARS V2-t, K=2"},
-		{[]string{"--env", "Hopper-v1", "--directions", "8", "--top", "4", "--restart", "none"}, 1, "stp-combined-m8-t4-norestart", "STP combined, m=8, top 4, no restarts"},
+		{[]string{"--env", "Hopper-v1", "--directions", "8", "--top", "4", "--restart", "none"}, 1, "stp-combined-m8-t4-guided-norestart", "STP combined, m=8, top 4, guided by the gradient sum, no restarts"},
 		{[]string{"--env", "HalfCheetah-v1", "--restart", "400x0.125"}, 1, "stp-combined-re400x0.125", "STP combined, restarts after 400 below 0.125"},
-		{[]string{"--config", file}, 1, "stp-combined-spair-shift0.5", "STP combined, pair seeds, shift 0.5"},
-		{[]string{"--config", file, "--shift", "1"}, 1, "stp-combined-spair", "STP combined, pair seeds"},
+		{[]string{"--config", file}, 1, "stp-combined-guided-spair-shift0.5", "STP combined, guided by the gradient sum, pair seeds, shift 0.5"},
+		{[]string{"--config", file, "--shift", "1"}, 1, "stp-combined-guided-spair", "STP combined, guided by the gradient sum, pair seeds"},
 		{[]string{"--config", file, "--env", "HalfCheetah-v1", "--shift", "0"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--config", "../../bench/ars-v1.yaml"}, 1, "ars-v1", "ARS V1-t"},
 		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp-adaptive-m8", "STP adaptive, m=8"},
@@ -583,7 +583,7 @@ func TestCombinedDefault(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	dir := filepath.Join(out, "Hopper-v1", "stp-combined", "seed1")
+	dir := filepath.Join(out, "Hopper-v1", "stp-combined-guided", "seed1")
 	if r := readResult(t, dir); r.Episodes != 56 || r.Iterations != 7 {
 		t.Fatalf("%d episodes in %d iterations, want 56 in 7 (8 an iteration on Hopper, budget 56)", r.Episodes, r.Iterations)
 	}
@@ -605,7 +605,7 @@ func TestRestartEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	dir := filepath.Join(out, "Hopper-v1", "stp-combined-re16x0.95", "seed1")
+	dir := filepath.Join(out, "Hopper-v1", "stp-combined-guided-re16x0.95", "seed1")
 	if r := readResult(t, dir); r.Episodes != 56 || r.Restarts != 3 {
 		t.Fatalf("%d episodes, %d restarts; want 56 and 3 (at 16, 32, 48)", r.Episodes, r.Restarts)
 	}
