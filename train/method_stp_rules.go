@@ -1,5 +1,7 @@
 package train
 
+import "math"
+
 // STP's step rules as the rest of train sees them (stepped), and its
 // settings as the older forms of run.json held them. (method_stp.go holds
 // its settings, names and optimizer.)
@@ -22,7 +24,8 @@ func (s *STPSettings) sharedKey(k string) bool {
 
 // fromOld takes the settings from an older run.json's stp block: alpha0
 // was the adaptive step's rate, the fixed step's ε was absolute (0 meaning
-// 0.05·n, today's rate 0.05), and a missing basis was Gaussian.
+// 0.05·n, today's rate 0.05), the combined step's rate was √Top times
+// today's, and a missing basis was Gaussian.
 func (s *STPSettings) fromOld(schema int, o oldSTP, _ oldARS) error {
 	if err := o.check(schema); err != nil {
 		return err
@@ -37,7 +40,13 @@ func (s *STPSettings) fromOld(schema int, o oldSTP, _ oldARS) error {
 	case Fixed:
 		s.Rate = 0.05
 	case Combined:
+		// Before commit 4b94225 the step was rate·√n times the
+		// combination, since then rate·√n·√Top: every run of the older
+		// forms ran before it.
 		s.Rate, s.Top, s.Noise = o.Rate, o.Top, o.Noise
+		if o.Top > 0 {
+			s.Rate = o.Rate / math.Sqrt(float64(o.Top))
+		}
 	}
 	if s.IS {
 		s.SurrogateSteps, s.Lipschitz = o.SurrogateSteps, o.Lipschitz

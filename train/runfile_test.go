@@ -1,6 +1,7 @@
 package train
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -46,7 +47,7 @@ func TestReadRunConfigReadsEveryForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	s, ok = c.Method.(*STPSettings)
-	if !ok || s.IS || s.Step != Combined || s.Rate != 0.01 || s.Top != 2 || s.Noise != 0.025 || s.SurrogateSteps != 0 {
+	if !ok || s.IS || s.Step != Combined || s.Rate != 0.01/math.Sqrt(2) || s.Top != 2 || s.Noise != 0.025 || s.SurrogateSteps != 0 {
 		t.Errorf("blocks form: method %+v", c.Method)
 	}
 	if c.Restart != (Restart{After: 300, Length: 0.125}) || c.Limits.EvalSpacing != 40 || c.Problem.CommonSeeds != IterationSeeds {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/train"
 )
 
@@ -105,4 +106,61 @@ func readRunConfig(t *testing.T, path string) train.Config {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return c
+}
+
+// TestCommittedRunsRepeat: a committed run, given its run.json with
+// --config, repeats: the first iterations of its curve come again to the
+// bit (training episodes, env steps and returns, and the evaluations).
+// One run of each run.json form; the flat form's evaluations are left out
+// (their seeds have followed the iteration since, so they differ).
+// If a change of the code is meant to change these runs, say so in
+// results/MANIFEST.md and take the run off this list.
+func TestCommittedRunsRepeat(t *testing.T) {
+	for _, tc := range []struct {
+		run      string
+		episodes string
+		evals    bool
+	}{
+		{"runs/Hopper-v1/ars/seed1", "100", false},                         // schema 1 (flat), ARS V2-t
+		{"rl/runs/HalfCheetah-v1/stp_is-adaptive-paper/seed1", "60", true}, // schema 2 (blocks), the paper's STP_IS
+		{"rl/runs/HalfCheetah-v1/stp-combined/seed1", "48", true},          // schema 2, the combined step's rate in the units before 4b94225
+		{"rl/runs/Swimmer-v1/stp-adaptive-k1-m8/seed1", "100", true},       // schema 3, STP adaptive
+		{"rl/runs/Hopper-v1/stp-combined/seed11", "100", true},             // schema 3, the combined step with restarts
+	} {
+		t.Run(tc.run, func(t *testing.T) {
+			committed := filepath.Join("../../results", tc.run)
+			out := t.TempDir()
+			if code, _, stderr := trainer(t, "--config", filepath.Join(committed, rundir.MetaFile), "--max-episodes", tc.episodes,
+				"--bridge", bridgeAddr, "--log-level", "warn", "--out", out); code != 0 {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			runs, _ := filepath.Glob(filepath.Join(out, "*", "*", "seed*"))
+			if len(runs) != 1 {
+				t.Fatalf("runs: %v", runs)
+			}
+			want, got := curve(t, committed), curve(t, runs[0])
+			if len(got) < 3 || len(got) > len(want) {
+				t.Fatalf("%d points repeated of %d", len(got), len(want))
+			}
+			evals := 0
+			for i, g := range got {
+				w := want[i]
+				for _, k := range []string{"iter", "episodes", "env_steps", "reward"} {
+					if g[k] != w[k] {
+						t.Fatalf("point %d: %s %v, the committed run's %v", i, k, g[k], w[k])
+					}
+				}
+				_, gok := g["eval_mean"]
+				if _, wok := w["eval_mean"]; tc.evals && gok && wok {
+					evals++
+					if g["eval_mean"] != w["eval_mean"] || g["eval_std"] != w["eval_std"] {
+						t.Fatalf("point %d: evaluation %v ± %v, the committed run's %v ± %v", i, g["eval_mean"], g["eval_std"], w["eval_mean"], w["eval_std"])
+					}
+				}
+			}
+			if tc.evals && evals < 2 {
+				t.Fatalf("only %d evaluations compared", evals)
+			}
+		})
+	}
 }
