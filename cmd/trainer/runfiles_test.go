@@ -121,11 +121,12 @@ func TestCommittedRunsRepeat(t *testing.T) {
 		episodes string
 		evals    bool
 	}{
-		{"runs/Hopper-v1/ars/seed1", "100", false},                         // schema 1 (flat), ARS V2-t
-		{"rl/runs/HalfCheetah-v1/stp_is-adaptive-paper/seed1", "60", true}, // schema 2 (blocks), the paper's STP_IS
-		{"rl/runs/HalfCheetah-v1/stp-combined/seed1", "48", true},          // schema 2, the combined step's rate in the units before 4b94225
-		{"rl/runs/Swimmer-v1/stp-adaptive-k1-m8/seed1", "100", true},       // schema 3, STP adaptive
-		{"rl/runs/Hopper-v1/stp-combined/seed11", "100", true},             // schema 3, the combined step with restarts
+		{"runs/Hopper-v1/ars/seed1", "100", false},                              // schema 1 (flat), ARS V2-t
+		{"rl/runs/HalfCheetah-v1/stp_is-adaptive-paper/seed1", "60", true},      // schema 2 (blocks), the paper's STP_IS
+		{"rl/runs/HalfCheetah-v1/stp-combined/seed1", "48", true},               // schema 2, the combined step's rate in the units before 4b94225
+		{"rl/runs/Swimmer-v1/stp-adaptive-k1-m8/seed1", "100", true},            // schema 3, STP adaptive
+		{"rl/runs/Hopper-v1/stp-combined/seed11", "100", true},                  // schema 3, the combined step with restarts
+		{"hopper-guided/runs/Hopper-v1/stp-combined-guided/seed1", "100", true}, // schema 3, the guided step
 	} {
 		t.Run(tc.run, func(t *testing.T) {
 			committed := filepath.Join("../../results", tc.run)
