@@ -85,5 +85,16 @@
 // bit-exact resume needs a machine of the same kind (amd64 with AVX2+FMA, or
 // not).
 //
+// # What it knows
+//
+// [Spearman] and [Share] are the two numbers of the surrogate diagnostic
+// that a run records at each evaluation: how well predictions made before
+// points were measured rank them, and how much of the gradient lies in a
+// subspace. Screened by them (bench/surrogate_screen.py), the MLP of the
+// returns knows about as much as chance where the search goes next, and
+// [GradientSum], a linear model fitted to the antithetic differences (the
+// sum of the run's gradient estimates), several times more: it is what
+// guides Hopper's default (docs/design.md, "The surrogate").
+//
 // This package imports no other package of this module.
 package surrogate
