@@ -38,7 +38,7 @@ func TestRLMatrixRuns(t *testing.T) {
 	want := map[string]int{
 		"Swimmer-v1 default": 20, "Swimmer-v1 paper": 10, "Swimmer-v1 ars": 20,
 		"Hopper-v1 default": 20, "Hopper-v1 paper": 10, "Hopper-v1 ars": 20,
-		"HalfCheetah-v1 default": 10, "HalfCheetah-v1 paper": 10, "HalfCheetah-v1 ars": 10,
+		"HalfCheetah-v1 default": 20, "HalfCheetah-v1 paper": 10, "HalfCheetah-v1 ars": 20,
 		"Walker2d-v1 default": 10, "Walker2d-v1 ars": 10, "Ant-v1 default": 10, "Ant-v1 ars": 10,
 	}
 	for k, n := range want {
@@ -46,8 +46,8 @@ func TestRLMatrixRuns(t *testing.T) {
 			t.Errorf("%s: %d runs, want %d", k, count[k], n)
 		}
 	}
-	if len(runs) != 170 {
-		t.Errorf("%d runs, want 170", len(runs))
+	if len(runs) != 190 {
+		t.Errorf("%d runs, want 190", len(runs))
 	}
 	first := strings.Join(runs[0].Args, " ")
 	if first != "--env Swimmer-v1 --seed 1 --max-episodes 1000 --eval-spacing 40 --continue-after-threshold" {
