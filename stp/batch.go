@@ -80,3 +80,13 @@ type Outcome struct {
 	// F is the current value f(x_k).
 	F float64
 }
+
+// Differences returns f(x+_j) − f(x−_j) for each of the batch's
+// directions, given its values in order (NaN where a point is missing).
+func (b Batch) Differences(values []float64) []float64 {
+	plus, minus := pairValues(b.Roles, b.Dir, len(b.Indices), values)
+	for j := range plus {
+		plus[j] -= minus[j]
+	}
+	return plus
+}

@@ -10,15 +10,7 @@ import (
 // with a value that is not valid are left out; when no direction is left,
 // or all kept values are equal, x_k does not move (the velocity decays).
 func (s *Stepper) combine(values []float64) Outcome {
-	plus, minus := make([]float64, s.m), make([]float64, s.m)
-	for k, r := range s.roles {
-		switch r {
-		case Plus:
-			plus[s.dirOf[k]] = values[k]
-		case Minus:
-			minus[s.dirOf[k]] = values[k]
-		}
-	}
+	plus, minus := pairValues(s.roles, s.dirOf, s.m, values)
 	sg := 1.0
 	if s.set.Goal == Minimize {
 		sg = -1
@@ -63,4 +55,23 @@ func (s *Stepper) combine(values []float64) Outcome {
 	s.iter++
 	s.drawn = false
 	return Outcome{Completed: true, Accepted: Combined, Point: -1, F: s.f}
+}
+
+// pairValues returns, for each of m directions, the values of its x+ and
+// x− points in a batch with the given roles and directions (NaN where a
+// point is missing).
+func pairValues(roles []Role, dirOf []int, m int, values []float64) (plus, minus []float64) {
+	plus, minus = make([]float64, m), make([]float64, m)
+	for j := range plus {
+		plus[j], minus[j] = math.NaN(), math.NaN()
+	}
+	for k, r := range roles {
+		switch r {
+		case Plus:
+			plus[dirOf[k]] = values[k]
+		case Minus:
+			minus[dirOf[k]] = values[k]
+		}
+	}
+	return plus, minus
 }

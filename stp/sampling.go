@@ -239,13 +239,20 @@ func (s *Stepper) setPV(p, v []float64) error {
 	if err := checkV(v, s.n); err != nil {
 		return err
 	}
-	if ps, ok := s.dir.(interface{ SetProbabilities([]float64) error }); ok {
-		if err := ps.SetProbabilities(pm); err != nil {
-			return err
-		}
+	if err := s.sourceProbabilities(pm); err != nil {
+		return err
 	}
 	s.p = pm
 	s.v = append([]float64(nil), v...)
+	return nil
+}
+
+// sourceProbabilities hands p to a direction source that samples by it
+// (Settings.Source: one with a SetProbabilities method).
+func (s *Stepper) sourceProbabilities(p []float64) error {
+	if ps, ok := s.dir.(interface{ SetProbabilities([]float64) error }); ok {
+		return ps.SetProbabilities(p)
+	}
 	return nil
 }
 

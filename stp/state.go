@@ -122,10 +122,8 @@ func (s *Stepper) SetState(st State) error {
 	}
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points
-	if ps, ok := s.dir.(interface{ SetProbabilities([]float64) error }); ok {
-		if err := ps.SetProbabilities(st.P); err != nil {
-			return fmt.Errorf("%w: %w", ErrState, err)
-		}
+	if err := s.sourceProbabilities(st.P); err != nil {
+		return fmt.Errorf("%w: %w", ErrState, err)
 	}
 	s.p = append([]float64(nil), st.P...)
 	s.v = append([]float64(nil), st.V...)

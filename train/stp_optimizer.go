@@ -146,7 +146,7 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 		}
 	}
 	if o.usesSurrogate() {
-		delta := deltas(o.batch, values)
+		delta := o.batch.Differences(values)
 		inS, inR := o.sides()
 		o.diag.add(o.pred, values, delta, inS, inR)
 		est := gradientEstimate(o.batch, delta)

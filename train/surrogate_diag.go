@@ -119,28 +119,6 @@ func (w *diagWindow) result(n int) *rundir.SurrogateDiag {
 	return d
 }
 
-// deltas returns each direction's f(x+_j) − f(x−_j) of batch b with
-// values v (NaN where a point is missing).
-func deltas(b stp.Batch, v []float64) []float64 {
-	m := len(b.Indices)
-	plus, minus := make([]float64, m), make([]float64, m)
-	for j := range plus {
-		plus[j], minus[j] = math.NaN(), math.NaN()
-	}
-	for k, r := range b.Roles {
-		switch r {
-		case stp.Plus:
-			plus[b.Dir[k]] = v[k]
-		case stp.Minus:
-			minus[b.Dir[k]] = v[k]
-		}
-	}
-	for j := range plus {
-		plus[j] -= minus[j]
-	}
-	return plus
-}
-
 // gradientEstimate returns Σ_j w_j Δ_j d_j of batch b (directions with a
 // non-finite Δ left out); nil when none is left.
 func gradientEstimate(b stp.Batch, delta []float64) []float64 {
