@@ -49,7 +49,9 @@ while IFS=$'\t' read -r -a line; do
       task=${line[1]}
       while [ "$(running)" -gt 0 ]; do wait -n || fail=1; done
       bin/trainer plot --methods "$plot" "$runs/$task" -o "$out/${task%-v1}.png" >/dev/null
-      bin/trainer plot --methods "$plot" --success "$runs/$task" -o "$out/success-$task.png" >/dev/null
+      if [ "${line[2]}" = success ]; then
+        bin/trainer plot --methods "$plot" --success "$runs/$task" -o "$out/success-$task.png" >/dev/null
+      fi
       ;;
   esac
 done <<<"$plan"

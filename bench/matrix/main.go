@@ -11,7 +11,8 @@
 //	out        DIR                      where the runs go (DIR/runs)
 //	plot       default,ars,paper        the plots' --methods
 //	run        TASK METHOD SEED ARGS…   one trainer run: its whole argument list
-//	done       TASK                     the task's runs are all listed
+//	done       TASK success|nosuccess   the task's runs are all listed (and
+//	                                    whether it has a threshold to plot)
 //
 // The flags narrow or override the file (bench/rl.sh passes TASKS,
 // METHODS, SEEDS, BUDGET and OUT): a task the file does not list needs
@@ -65,6 +66,10 @@ type Task struct {
 	Runs map[string]string `yaml:"runs"`
 	// Args replace a method's flags on this task.
 	Args map[string][]string `yaml:"args"`
+	// Fallback marks an env the task table does not name, on purpose: its
+	// runs take the fallback settings ("*" in train/presets.yaml). Without
+	// it such an env is refused, as a misspelt task would be.
+	Fallback bool `yaml:"fallback"`
 }
 
 // Run is one trainer run of a matrix.
@@ -150,8 +155,11 @@ func (m *Matrix) check() error {
 	}
 	envs := map[string]bool{}
 	for _, t := range m.Tasks {
-		if _, ok := tasks.Lookup(t.Env); !ok {
-			return fmt.Errorf("tasks: %q is not a task of package tasks", t.Env)
+		switch _, ok := tasks.Lookup(t.Env); {
+		case !ok && !t.Fallback:
+			return fmt.Errorf("tasks: %q is not a task of package tasks (fallback: true runs an env outside the table)", t.Env)
+		case ok && t.Fallback:
+			return fmt.Errorf("tasks: %s: fallback: true, but it is a task of package tasks", t.Env)
 		}
 		if envs[t.Env] || t.Budget < 1 {
 			return fmt.Errorf("tasks: %s: want it once, with a budget ≥ 1", t.Env)
@@ -318,7 +326,12 @@ func (m *Matrix) write(w io.Writer, o overrides) error {
 	for i, r := range runs {
 		fmt.Fprintf(w, "run\t%s\t%s\t%d\t%s\n", r.Env, r.Method, r.Seed, strings.Join(r.Args, "\t"))
 		if i == len(runs)-1 || runs[i+1].Env != r.Env {
-			fmt.Fprintf(w, "done\t%s\n", r.Env)
+			// A task without a threshold has no success plot.
+			success := "success"
+			if t, ok := tasks.Lookup(r.Env); !ok || !t.HasThreshold {
+				success = "nosuccess"
+			}
+			fmt.Fprintf(w, "done\t%s\t%s\n", r.Env, success)
 		}
 	}
 	return nil

@@ -101,7 +101,7 @@ func TestWrite(t *testing.T) {
 	}
 	want := "out\t/tmp/x\nplot\tdefault,ars,paper\n" +
 		"run\tHopper-v4\tpaper\t1\t--env\tHopper-v4\t--method\tstp_is\t--step\tadaptive\t--preset\tpaper\t--seed\t1\t--max-episodes\t40\t--eval-spacing\t40\t--continue-after-threshold\n" +
-		"done\tHopper-v4\n"
+		"done\tHopper-v4\tsuccess\n"
 	if b.String() != want {
 		t.Errorf("got\n%q\nwant\n%q", b.String(), want)
 	}
@@ -114,9 +114,14 @@ func TestBadFilesAreRefused(t *testing.T) {
 		{Out: "o", Methods: []Method{{Name: "a"}}, Tasks: []Task{{Env: "Hopper-v1", Budget: 1, Runs: map[string]string{"b": "1"}}}},  // unknown method
 		{Out: "o", Methods: []Method{{Name: "a", Args: []string{"x\ty"}}}, Tasks: []Task{{Env: "Hopper-v1", Budget: 1}}, Seeds: "1"}, // a tab
 		{Out: "o", Methods: []Method{{Name: "a"}}, Tasks: []Task{{Env: "Hopper-v1", Budget: 0}}, Seeds: "1"},                         // no budget
+		{Out: "o", Methods: []Method{{Name: "a"}}, Tasks: []Task{{Env: "Hopper-v1", Budget: 1, Fallback: true}}, Seeds: "1"},         // a table task as fallback
 	} {
 		if err := m.check(); err == nil {
 			t.Errorf("%+v: no error", m)
 		}
+	}
+	ok := Matrix{Out: "o", Methods: []Method{{Name: "a"}}, Tasks: []Task{{Env: "Reacher-v5", Budget: 1, Fallback: true}}, Seeds: "1"}
+	if err := ok.check(); err != nil {
+		t.Errorf("an env outside the table, marked fallback: %v", err)
 	}
 }
