@@ -61,12 +61,6 @@ type Problem struct {
 	// CommonSeeds is which training episodes of an iteration share their
 	// seeds (their start states).
 	CommonSeeds Seeds `json:"common_seeds,omitempty"`
-	// PairAfter, when above 0, hands an attempt with iteration seeds over
-	// to pair seeds once an iteration's training episodes last on average
-	// PairAfter of the horizon: one start state an iteration gets a run
-	// off the first plateau, a start state a pair averages the climb over
-	// many (docs/design.md). 0: never.
-	PairAfter float64 `json:"pair_after,omitempty"`
 }
 
 // TrainingShift is the per-step shift of training returns: StandingShift

@@ -132,25 +132,6 @@ var commonKeys = []key{
 			c.Problem.CommonSeeds = s
 			return err
 		}},
-	{name: "pair-after",
-		get: func(c *Config) string {
-			if c.Problem.PairAfter == 0 {
-				return "none"
-			}
-			return strconv.FormatFloat(c.Problem.PairAfter, 'g', -1, 64)
-		},
-		set: func(c *Config, v string) error {
-			if v == "none" {
-				c.Problem.PairAfter = 0
-				return nil
-			}
-			x, err := strconv.ParseFloat(v, 64)
-			if err != nil || !(x > 0 && x <= 1) {
-				return bad("pair-after", "%q is not none or a fraction of the horizon in (0, 1]", v)
-			}
-			c.Problem.PairAfter = x
-			return nil
-		}},
 	intKey("max-episodes", "training-episode budget; an iteration that would pass it is not run", "", func(c *Config) *int { return &c.Limits.MaxEpisodes }),
 	optFloatKey("threshold", "reward threshold, or none", func(c *Config) (*float64, *bool) { return &c.Limits.Threshold, &c.Limits.HasThreshold }),
 	boolKey("stop-at-threshold", func(c *Config) *bool { return &c.Limits.StopAtThreshold }),

@@ -56,13 +56,6 @@ func (c Config) parts() []part {
 		}
 		ps = append(ps, part{label, dir})
 	}
-	if a := c.Problem.PairAfter; a != ref.Problem.PairAfter {
-		label, dir := "no hand-over to pair seeds", "nopair"
-		if a > 0 {
-			label, dir = fmt.Sprintf("pair seeds after %g", a), fmt.Sprintf("pair%g", a)
-		}
-		ps = append(ps, part{label, dir})
-	}
 	if rs := c.Restart; rs != ref.Restart {
 		label, dir := "no restarts", "norestart"
 		if rs.On() {

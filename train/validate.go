@@ -20,10 +20,6 @@ func (c Config) Validate() error {
 		return bad("obs-norm", "%q is not one of running, none", p.ObsNorm)
 	case p.CommonSeeds != OwnSeeds && p.CommonSeeds != IterationSeeds && p.CommonSeeds != PairSeeds:
 		return bad("common-seeds", "%q is not one of none, iteration, pair", p.CommonSeeds)
-	case !(p.PairAfter >= 0 && p.PairAfter <= 1):
-		return bad("pair-after", "%v is outside (0, 1] (a fraction of the horizon; 0: never)", p.PairAfter)
-	case p.PairAfter > 0 && p.CommonSeeds != IterationSeeds:
-		return bad("pair-after", "hands iteration seeds over to pair seeds: it needs common-seeds iteration, not %s", p.CommonSeeds)
 	case l.MaxEpisodes < 1:
 		return bad("max-episodes", "%d must be ≥ 1", l.MaxEpisodes)
 	case l.EvalEvery < 1:

@@ -20,31 +20,6 @@ type Attempt struct {
 	MidSteps    int64 `json:"mid_steps,omitempty"`
 	// Checked says the attempt passed its check and runs to the end.
 	Checked bool `json:"checked,omitempty"`
-	// Paired says the attempt was handed over to pair seeds
-	// (Problem.PairAfter).
-	Paired bool `json:"paired,omitempty"`
-}
-
-// seeds is which training episodes of the current iteration share their
-// seeds: the problem's, or pair seeds once the attempt was handed over.
-func (r *Run) seeds() train.Seeds {
-	if r.c.Attempt.Paired {
-		return train.PairSeeds
-	}
-	return r.cfg.Problem.CommonSeeds
-}
-
-// checkPair hands the attempt over to pair seeds once an iteration of
-// episodes training episodes and steps env steps lasted on average
-// Problem.PairAfter of the horizon.
-func (r *Run) checkPair(episodes int, steps int64) {
-	a, h := r.cfg.Problem.PairAfter, r.horizon()
-	if a <= 0 || r.c.Attempt.Paired || episodes <= 0 || h <= 0 {
-		return
-	}
-	if float64(steps) >= a*float64(h)*float64(episodes) {
-		r.c.Attempt.Paired = true
-	}
 }
 
 // restartStream derives the seeds of the attempts after the first.

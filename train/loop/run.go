@@ -190,7 +190,7 @@ func (r *Run) trainEpisodes(ctx context.Context, env Roller, points [][]float64,
 		w, bias := r.lin.Split(x)
 		for j := 0; j < k; j++ {
 			var seed uint64
-			switch r.seeds() {
+			switch p.CommonSeeds {
 			case train.IterationSeeds:
 				seed = mix(stream, uint64(iter)<<20|uint64(j))
 			case train.PairSeeds:
@@ -247,7 +247,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	// episodes are merged after it.
 	frozen := r.norm.Snapshot()
 	pending := r.norm.Clone()
-	nonFinite, start, startSteps := r.c.NonFinite, r.c.Episodes, r.c.EnvSteps
+	nonFinite, start := r.c.NonFinite, r.c.Episodes
 	var pt rundir.Point
 	points, err := r.opt.Propose()
 	if err != nil {
@@ -287,7 +287,6 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	pt.StepSize, pt.PEntropy, pt.Accepted = out.Step, out.PEntropy, out.Accepted
 	r.norm = pending
 	r.c.Iter++
-	r.checkPair(r.c.Episodes-start, r.c.EnvSteps-startSteps)
 	if r.evalDue(start) || r.Done() {
 		if _, err := r.evaluate(ctx, env, &pt); err != nil {
 			return pt, err
