@@ -35,6 +35,7 @@ from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
 from stpis_bridge.admission import _RESERVED_RPC_THREADS, _AdmissionInterceptor
 from stpis_bridge.cli import parse_config
 from stpis_bridge.config import ServerConfig
+from stpis_bridge.health_servicer import HealthServicer
 from stpis_bridge.memory import WORKER_MEMORY_BYTES, available_memory, max_workers
 from stpis_bridge.pool import WorkerPool
 from stpis_bridge.servicer import SERVICE_NAME, EnvBridgeServicer
@@ -99,7 +100,7 @@ def _split_host(listen: str) -> str:
 def serve(config: ServerConfig) -> RunningServer:
     """Start the pool, then the gRPC server with health and reflection; return it running."""
     config.validate()
-    health_servicer = health.HealthServicer()
+    health_servicer = HealthServicer()
 
     def on_serving(serving: bool) -> None:
         status = health_pb2.HealthCheckResponse.SERVING if serving else _NOT_SERVING
