@@ -10,7 +10,9 @@ answered again, and SIGTERM's graceful shutdown waits on the same lock.
 
 This servicer keeps the state under that lock and sends outside it, under a
 lock of its own that the serving thread never takes (the order of an update
-and of a new watcher's first response is kept by that lock).
+and of a new watcher's first response is kept by that lock). Upstream, the open
+pull request grpc/grpc#43403 reorders these locks; drop this class once a
+grpcio-health-checking release with it is pinned.
 """
 
 from __future__ import annotations
