@@ -32,6 +32,7 @@ class HealthServicer(health.HealthServicer):  # type: ignore[misc]
 
     def __init__(self) -> None:
         super().__init__()
+        self._gracefully_shutting_down: bool  # set by the base class; typed for mypy
         self._send_lock = threading.RLock()
 
     def Watch(  # noqa: N802 (the gRPC method's name)
@@ -72,7 +73,6 @@ class HealthServicer(health.HealthServicer):  # type: ignore[misc]
 
     def enter_graceful_shutdown(self) -> None:
         """Send NOT_SERVING for every service, then freeze the statuses."""
-        self._gracefully_shutting_down: bool
         with self._send_lock:
             with self._lock:
                 if self._gracefully_shutting_down:
