@@ -155,7 +155,7 @@ func FuzzConfigSet(f *testing.F) {
 // FuzzParseRestart: a restart rule parses to an ErrConfig or to a rule
 // that writes back to itself.
 func FuzzParseRestart(f *testing.F) {
-	for _, s := range []string{"none", "0", "300x0.125", "400x1", "1x0", "-5x0.5", "x", "3x", "x0.5", "300xNaN", "300x+Inf", "9223372036854775808x0.1", "1e3x0.1", "300X0.125"} {
+	for _, s := range []string{"none", "0", "300x0.125", "400x1", "1x0", "-5x0.5", "x", "3x", "x0.5", "300xNaN", "300x+Inf", "9223372036854775808x0.1", "1e3x0.1", "300X0.125", "150x0.07,300x0.125", "0x0.5,300x0.1", ",300x0.1", "1x1,2x2,3x3", "150x0.07,"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, v string) {

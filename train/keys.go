@@ -138,7 +138,7 @@ var commonKeys = []key{
 	intKey("eval-every", "", "", func(c *Config) *int { return &c.Limits.EvalEvery }),
 	intKey("eval-spacing", "evaluate after each iteration that crosses a multiple of N training episodes (0: every eval-every iterations)", "", func(c *Config) *int { return &c.Limits.EvalSpacing }),
 	intKey("eval-episodes", "episodes per evaluation", "", func(c *Config) *int { return &c.Limits.EvalEpisodes }),
-	{name: "restart", help: "AFTERxLENGTH: give up an attempt whose training episodes, after AFTER of them, last on average under LENGTH of the horizon (since AFTER/2), and start afresh within the budget; none: never",
+	{name: "restart", help: "AFTERxLENGTH: give up an attempt whose training episodes, after AFTER of them, last on average under LENGTH of the horizon (since AFTER/2), and start afresh within the budget; EARLYxLENGTH,AFTERxLENGTH: a check before it too; none: never",
 		get: func(c *Config) string { return c.Restart.String() },
 		set: func(c *Config, v string) error {
 			r, err := ParseRestart(v)
@@ -158,26 +158,46 @@ var commonKeys = []key{
 // does not run).
 func (p Problem) paperK() int { return tasks.PaperK(p.Env) }
 
-// String writes the rule as the restart key takes it: 300x0.125, or none.
+// String writes the rule as the restart key takes it: 300x0.125,
+// 150x0.07,300x0.125 (an early check first), or none.
 func (r Restart) String() string {
 	if !r.On() {
 		return "none"
 	}
-	return fmt.Sprintf("%dx%g", r.After, r.Length)
+	s := fmt.Sprintf("%dx%g", r.After, r.Length)
+	if r.Early != 0 || r.EarlyLength != 0 {
+		s = fmt.Sprintf("%dx%g,%s", r.Early, r.EarlyLength, s)
+	}
+	return s
 }
 
-// ParseRestart reads a restart rule: AFTERxLENGTH (300x0.125) or none.
+// ParseRestart reads a restart rule: AFTERxLENGTH (300x0.125), an early
+// check before it (150x0.07,300x0.125), or none.
 func ParseRestart(v string) (Restart, error) {
 	if v == "none" || v == "0" {
 		return Restart{}, nil
 	}
-	a, l, ok := strings.Cut(v, "x")
-	after, err1 := strconv.Atoi(a)
-	length, err2 := strconv.ParseFloat(l, 64)
-	if !ok || err1 != nil || err2 != nil || math.IsNaN(length) {
-		return Restart{}, bad("restart", "%q is not AFTERxLENGTH (300x0.125) or none", v)
+	check := func(c string) (int, float64, error) {
+		a, l, ok := strings.Cut(c, "x")
+		after, err1 := strconv.Atoi(a)
+		length, err2 := strconv.ParseFloat(l, 64)
+		if !ok || err1 != nil || err2 != nil || math.IsNaN(length) {
+			return 0, 0, bad("restart", "%q is not AFTERxLENGTH (300x0.125), EARLYxLENGTH,AFTERxLENGTH (150x0.07,300x0.125) or none", v)
+		}
+		return after, length, nil
 	}
-	return Restart{After: after, Length: length}, nil
+	var r Restart
+	var err error
+	if early, final, two := strings.Cut(v, ","); two {
+		if r.Early, r.EarlyLength, err = check(early); err != nil {
+			return Restart{}, err
+		}
+		v = final
+	}
+	if r.After, r.Length, err = check(v); err != nil {
+		return Restart{}, err
+	}
+	return r, nil
 }
 
 // keys are the settings of c: the common ones and its method's.

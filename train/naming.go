@@ -60,6 +60,10 @@ func (c Config) parts() []part {
 		label, dir := "no restarts", "norestart"
 		if rs.On() {
 			label, dir = fmt.Sprintf("restarts after %d below %g", rs.After, rs.Length), fmt.Sprintf("re%dx%g", rs.After, rs.Length)
+			if rs.Early > 0 {
+				label = fmt.Sprintf("restarts after %d below %g or %d below %g", rs.Early, rs.EarlyLength, rs.After, rs.Length)
+				dir = fmt.Sprintf("re%dx%g-%dx%g", rs.Early, rs.EarlyLength, rs.After, rs.Length)
+			}
 		}
 		ps = append(ps, part{label, dir})
 	}

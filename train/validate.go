@@ -36,6 +36,12 @@ func (c Config) Validate() error {
 		return bad("restart", "length %v is outside [0, 1] (a fraction of the horizon)", c.Restart.Length)
 	case c.Restart.On() && c.Restart.Length == 0:
 		return bad("restart", "length must be > 0 with %d episodes (0 never restarts)", c.Restart.After)
+	case c.Restart.Early != 0 && !(c.Restart.Early > 0 && c.Restart.Early < c.Restart.After):
+		return bad("restart", "the early check's %d episodes are outside (0, %d), before the check it precedes", c.Restart.Early, c.Restart.After)
+	case c.Restart.Early != 0 && !(c.Restart.EarlyLength > 0 && c.Restart.EarlyLength <= 1):
+		return bad("restart", "the early check's length %v is outside (0, 1] (a fraction of the horizon)", c.Restart.EarlyLength)
+	case c.Restart.Early == 0 && c.Restart.EarlyLength != 0:
+		return bad("restart", "an early check's length %v needs its episodes (EARLYxLENGTH,AFTERxLENGTH)", c.Restart.EarlyLength)
 	}
 	return c.Method.validate(p)
 }

@@ -11,8 +11,12 @@ import (
 type Attempt struct {
 	// Restarts is the number of attempts given up so far.
 	Restarts int `json:"restarts,omitempty"`
-	// Start is the run's episode count when the attempt began.
-	Start int `json:"start,omitempty"`
+	// Start and StartIter are the run's episode and iteration counts when
+	// the attempt began: its start states are drawn from its own episodes
+	// and iterations (a checkpoint written before StartIter was has it 0,
+	// and resumes drawing from the run's iterations, as it did).
+	Start     int `json:"start,omitempty"`
+	StartIter int `json:"start_iter,omitempty"`
 	// MidEpisodes and MidSteps are the run's episode and env-step counts
 	// after the attempt's first iteration that reached After/2 episodes;
 	// 0 until then (an attempt's first iteration ends past episode 0).
@@ -20,6 +24,11 @@ type Attempt struct {
 	MidSteps    int64 `json:"mid_steps,omitempty"`
 	// Checked says the attempt passed its check and runs to the end.
 	Checked bool `json:"checked,omitempty"`
+	// EarlyMidEpisodes, EarlyMidSteps and EarlyChecked are the same for
+	// the rule's early check (Restart.Early).
+	EarlyMidEpisodes int   `json:"early_mid_episodes,omitempty"`
+	EarlyMidSteps    int64 `json:"early_mid_steps,omitempty"`
+	EarlyChecked     bool  `json:"early_checked,omitempty"`
 }
 
 // restartStream derives the seeds of the attempts after the first.
@@ -58,19 +67,17 @@ func (r *Run) checkRestart() (bool, error) {
 	if !rule.On() || a.Checked || r.c.Reached {
 		return false, nil
 	}
-	ran := r.c.Episodes - a.Start
-	if a.MidEpisodes == 0 && ran >= rule.After/2 {
-		a.MidEpisodes, a.MidSteps = r.c.Episodes, r.c.EnvSteps
+	ok := true
+	if rule.Early > 0 && !a.EarlyChecked {
+		ok, a.EarlyChecked = r.check(rule.Early, rule.EarlyLength, &a.EarlyMidEpisodes, &a.EarlyMidSteps)
 	}
-	if ran < rule.After || r.c.Episodes == a.MidEpisodes {
+	if ok {
+		ok, a.Checked = r.check(rule.After, rule.Length, &a.MidEpisodes, &a.MidSteps)
+	}
+	if ok {
 		return false, nil
 	}
-	length := float64(r.c.EnvSteps-a.MidSteps) / float64(r.c.Episodes-a.MidEpisodes)
-	if h := r.horizon(); h <= 0 || length >= rule.Length*float64(h) {
-		a.Checked = true
-		return false, nil
-	}
-	*a = Attempt{Restarts: a.Restarts + 1, Start: r.c.Episodes}
+	*a = Attempt{Restarts: a.Restarts + 1, Start: r.c.Episodes, StartIter: r.c.Iter}
 	opt, err := r.newAttemptOptimizer()
 	if err != nil {
 		return false, fmt.Errorf("train: restart: %w", err)
@@ -81,4 +88,23 @@ func (r *Run) checkRestart() (bool, error) {
 	}
 	r.opt, r.norm = opt, norm
 	return true, nil
+}
+
+// check is one of the rule's checks, due once the attempt has run after
+// episodes: it notes the counts at after/2 in midEps and midSteps, and
+// reports whether the attempt may go on (false: give it up) and whether
+// the check was made (passed).
+func (r *Run) check(after int, length float64, midEps *int, midSteps *int64) (ok, passed bool) {
+	ran := r.c.Episodes - r.c.Attempt.Start
+	if *midEps == 0 && ran >= after/2 {
+		*midEps, *midSteps = r.c.Episodes, r.c.EnvSteps
+	}
+	if ran < after || r.c.Episodes == *midEps {
+		return true, false
+	}
+	l := float64(r.c.EnvSteps-*midSteps) / float64(r.c.Episodes-*midEps)
+	if h := r.horizon(); h <= 0 || l >= length*float64(h) {
+		return true, true
+	}
+	return false, false
 }

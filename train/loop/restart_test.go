@@ -141,6 +141,10 @@ func TestRestartErrorsNameTheField(t *testing.T) {
 		{train.Restart{After: -1, Length: 0.1}, "restart"},
 		{train.Restart{After: 48, Length: 1.5}, "restart"},
 		{train.Restart{After: 48}, "restart"},
+		{train.Restart{After: 48, Length: 0.5, Early: 48, EarlyLength: 0.1}, "restart"},
+		{train.Restart{After: 48, Length: 0.5, Early: 24}, "restart"},
+		{train.Restart{After: 48, Length: 0.5, Early: 24, EarlyLength: 2}, "restart"},
+		{train.Restart{After: 48, Length: 0.5, EarlyLength: 0.1}, "restart"},
 	} {
 		cfg := restartConfig()
 		cfg.Restart = tc.r
@@ -153,4 +157,117 @@ func TestRestartErrorsNameTheField(t *testing.T) {
 	if _, err := New(cfg, testInfo); err == nil || !strings.Contains(err.Error(), "restart:") {
 		t.Errorf("restart 12: err = %v, want one naming restart", err)
 	}
+	cfg = restartConfig()
+	cfg.Restart.Early, cfg.Restart.EarlyLength = 12, 0.1
+	if _, err := New(cfg, testInfo); err == nil || !strings.Contains(err.Error(), "restart:") {
+		t.Errorf("early check at 12: err = %v, want one naming restart", err)
+	}
+}
+
+// TestRestartEarlyCheck: an early check gives up an attempt at its own
+// count when its episodes are too short for it, and leaves the attempts
+// that pass it to the check after it.
+func TestRestartEarlyCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		earlyLength float64
+		length      int // of every episode, of 10 steps
+		want        []int
+	}{
+		{"fails early", 0.5, 2, []int{24, 48, 72, 96, 120, 144, 168, 192, 216, 240, 264, 288, 312, 336, 360, 384}},
+		{"passes early, fails after", 0.1, 2, []int{48, 96, 144, 192, 240, 288, 336, 384}},
+		{"passes both", 0.1, 6, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := restartConfig()
+			cfg.Restart.Early, cfg.Restart.EarlyLength = 24, tc.earlyLength
+			r, err := New(cfg, testInfo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q := &quadRoller{target: testTarget, length: tc.length}
+			var restartedAt []int
+			for !r.Done() {
+				pt, err := r.Iterate(context.Background(), q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pt.Restarted {
+					restartedAt = append(restartedAt, pt.Episodes)
+				}
+			}
+			if !slices.Equal(restartedAt, tc.want) {
+				t.Fatalf("restarted at %v, want %v", restartedAt, tc.want)
+			}
+		})
+	}
+}
+
+// TestAttemptIsItsSeed: an attempt given up sooner (by an early check)
+// leaves the next attempt as it would have been, only earlier: the same
+// points on the same start states.
+func TestAttemptIsItsSeed(t *testing.T) {
+	late := restartConfig()
+	early := late
+	early.Restart.Early, early.Restart.EarlyLength = 24, 0.5
+	type batch struct {
+		seeds  []uint64
+		points [][]float64
+	}
+	run := func(cfg train.Config) (attempts [][]batch) {
+		r, err := New(cfg, testInfo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := &quadRoller{target: testTarget, length: 2}
+		attempts = [][]batch{nil}
+		for !r.Done() {
+			points, err := roundTrip(t, r).opt.Propose()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := len(q.batches)
+			pt, err := r.Iterate(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &attempts[len(attempts)-1]
+			*a = append(*a, batch{q.batches[n], points})
+			if pt.Restarted {
+				attempts = append(attempts, nil)
+			}
+		}
+		return attempts
+	}
+	a, b := run(late), run(early)
+	if len(b) < 2*len(a)-2 {
+		t.Fatalf("%d attempts with the early check, %d without: it gave up none sooner", len(b), len(a))
+	}
+	for i := range len(a) - 1 {
+		for j := range 2 { // the iterations both runs give the attempt
+			if !slices.Equal(a[i][j].seeds, b[i][j].seeds) || !slices.EqualFunc(a[i][j].points, b[i][j].points, slices.Equal) {
+				t.Fatalf("attempt %d, iteration %d: start states or points differ between the runs", i, j)
+			}
+		}
+	}
+}
+
+// TestRestartEarlyResumes: a run restored between its early check and the
+// check after it continues bit-exactly.
+func TestRestartEarlyResumes(t *testing.T) {
+	cfg := restartConfig()
+	cfg.Restart.Early, cfg.Restart.EarlyLength = 24, 0.1
+	a, _ := New(cfg, testInfo)
+	b, _ := New(cfg, testInfo)
+	qa := &quadRoller{target: testTarget, length: 2}
+	qb := &quadRoller{target: testTarget, length: 2}
+	for range 7 { // one restart at 4 iterations, the next attempt past its early check
+		if _, err := b.Iterate(context.Background(), qb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := b.Progress().Attempt; c.Restarts != 1 || !c.EarlyChecked || c.Checked {
+		t.Fatalf("attempt %+v after 7 iterations, want 1 restart and the early check passed", c)
+	}
+	continuesAs(t, a, qa, roundTrip(t, b), qb, 7, 20)
 }

@@ -95,6 +95,8 @@ func New(cfg train.Config, info envclient.EnvInfo) (*Run, error) {
 		return nil, bad("max-episodes", "%d is below one iteration's %d episodes (%d points × K %d)", cfg.Limits.MaxEpisodes, per, r.opt.Size(), cfg.Problem.K)
 	case cfg.Restart.On() && cfg.Restart.After < 2*per:
 		return nil, bad("restart", "%d episodes is below two iterations' %d (the check needs an iteration after half of them)", cfg.Restart.After, 2*per)
+	case cfg.Restart.Early > 0 && cfg.Restart.Early < 2*per:
+		return nil, bad("restart", "the early check's %d episodes are below two iterations' %d (the check needs an iteration after half of them)", cfg.Restart.Early, 2*per)
 	}
 	return r, nil
 }
@@ -183,7 +185,10 @@ type pointValue struct {
 // observation statistics. Problem.CommonSeeds says which points share
 // their K seeds.
 func (r *Run) trainEpisodes(ctx context.Context, env Roller, points [][]float64, norm policy.Frozen) ([]pointValue, error) {
-	p, k, iter, base := r.cfg.Problem, r.cfg.Problem.K, r.c.Iter, r.c.Episodes
+	// The attempt's own iterations and episodes: an attempt is a function
+	// of its seed, whenever it starts.
+	p, k := r.cfg.Problem, r.cfg.Problem.K
+	iter, base := r.c.Iter-r.c.Attempt.StartIter, r.c.Episodes-r.c.Attempt.Start
 	specs := make([]envclient.EpisodeSpec, 0, len(points)*k)
 	stream := mix(r.seed(), trainStream)
 	for i, x := range points {
@@ -206,17 +211,17 @@ func (r *Run) trainEpisodes(ctx context.Context, env Roller, points [][]float64,
 	}
 	res, err := env.Rollout(ctx, specs)
 	if err != nil {
-		return nil, fmt.Errorf("train: iteration %d: %w", iter, err)
+		return nil, fmt.Errorf("train: iteration %d: %w", r.c.Iter, err)
 	}
 	if len(res) != len(specs) {
-		return nil, fmt.Errorf("train: iteration %d: %d results for %d episodes", iter, len(res), len(specs))
+		return nil, fmt.Errorf("train: iteration %d: %d results for %d episodes", r.c.Iter, len(res), len(specs))
 	}
 	vals := make([]pointValue, len(points))
 	for i := range points {
 		var s, raw float64
 		obs, err := policy.NewNormalizer(r.info.ObsDim)
 		if err != nil {
-			return nil, fmt.Errorf("train: iteration %d: %w", iter, err)
+			return nil, fmt.Errorf("train: iteration %d: %w", r.c.Iter, err)
 		}
 		for _, e := range res[i*k : (i+1)*k] {
 			r.c.Episodes++
@@ -229,7 +234,7 @@ func (r *Run) trainEpisodes(ctx context.Context, env Roller, points [][]float64,
 			s += e.ShiftedReturn
 			raw += e.Return
 			if err := obs.Merge(e.ObsCount, e.ObsMean, e.ObsM2); err != nil {
-				return nil, fmt.Errorf("train: iteration %d: %w", iter, err)
+				return nil, fmt.Errorf("train: iteration %d: %w", r.c.Iter, err)
 			}
 		}
 		vals[i] = pointValue{shifted: s / float64(k), raw: raw / float64(k), obs: obs}
