@@ -55,7 +55,7 @@ func TestPresets(t *testing.T) {
 		t.Errorf("paper %+v / tuned %+v", st(p), st(tu))
 	}
 	cb, _ := Preset(PresetTuned, "stp_is", "", "Hopper-v1")
-	if s := st(cb); cb.Problem.Shift != 1 || cb.Problem.CommonSeeds != IterationSeeds || s.Noise != 0.025 || s.Rate != 0.00707 || s.Directions != 4 || s.Top != 2 || s.Basis != Orthogonal || cb.Restart != (Restart{After: 300, Length: 0.125}) {
+	if s := st(cb); cb.Problem.Shift != 1 || cb.Problem.CommonSeeds != IterationSeeds || s.Noise != 0.025 || s.Rate != 0.00707 || s.Directions != 4 || s.Top != 2 || s.Basis != Orthogonal || cb.Restart != (Restart{After: 300, Length: 0.125, Early: 100, EarlyLength: 0.07}) {
 		t.Errorf("combined %+v %+v", cb, s)
 	}
 	// An env the table does not name gets ARS's default shift (none) and
