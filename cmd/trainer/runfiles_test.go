@@ -127,6 +127,7 @@ func TestCommittedRunsRepeat(t *testing.T) {
 		{"rl/runs/Swimmer-v1/stp-adaptive-k1-m8/seed1", "100", true},            // schema 3, STP adaptive
 		{"rl/runs/Hopper-v1/stp-combined/seed11", "100", true},                  // schema 3, the combined step with restarts
 		{"hopper-guided/runs/Hopper-v1/stp-combined-guided/seed1", "100", true}, // schema 3, the guided step
+		{"hopper-early/runs/Hopper-v1/stp-combined-guided/seed1", "432", true},  // schema 3, restarts at 304 (the check at 300) and 408 (the early check)
 	} {
 		t.Run(tc.run, func(t *testing.T) {
 			committed := filepath.Join("../../results", tc.run)
