@@ -17,18 +17,23 @@ type Attempt struct {
 	// and resumes drawing from the run's iterations, as it did).
 	Start     int `json:"start,omitempty"`
 	StartIter int `json:"start_iter,omitempty"`
+	// Check is the bookkeeping of the rule's check at After episodes
+	// (embedded: its fields are the attempt's, as before there was an
+	// early check), Early that of its check at Early episodes.
+	Check
+	Early Check `json:"early,omitzero"`
+}
+
+// Check is the bookkeeping of one of the restart rule's checks.
+type Check struct {
 	// MidEpisodes and MidSteps are the run's episode and env-step counts
-	// after the attempt's first iteration that reached After/2 episodes;
-	// 0 until then (an attempt's first iteration ends past episode 0).
+	// after the attempt's first iteration that reached half the check's
+	// episodes; 0 until then (an attempt's first iteration ends past
+	// episode 0).
 	MidEpisodes int   `json:"mid_episodes,omitempty"`
 	MidSteps    int64 `json:"mid_steps,omitempty"`
-	// Checked says the attempt passed its check and runs to the end.
+	// Checked says the attempt passed the check.
 	Checked bool `json:"checked,omitempty"`
-	// EarlyMidEpisodes, EarlyMidSteps and EarlyChecked are the same for
-	// the rule's early check (Restart.Early).
-	EarlyMidEpisodes int   `json:"early_mid_episodes,omitempty"`
-	EarlyMidSteps    int64 `json:"early_mid_steps,omitempty"`
-	EarlyChecked     bool  `json:"early_checked,omitempty"`
 }
 
 // restartStream derives the seeds of the attempts after the first.
@@ -68,11 +73,11 @@ func (r *Run) checkRestart() (bool, error) {
 		return false, nil
 	}
 	ok := true
-	if rule.Early > 0 && !a.EarlyChecked {
-		ok, a.EarlyChecked = r.check(rule.Early, rule.EarlyLength, &a.EarlyMidEpisodes, &a.EarlyMidSteps)
+	if rule.Early > 0 && !a.Early.Checked {
+		ok = r.check(rule.Early, rule.EarlyLength, &a.Early)
 	}
 	if ok {
-		ok, a.Checked = r.check(rule.After, rule.Length, &a.MidEpisodes, &a.MidSteps)
+		ok = r.check(rule.After, rule.Length, &a.Check)
 	}
 	if ok {
 		return false, nil
@@ -91,20 +96,30 @@ func (r *Run) checkRestart() (bool, error) {
 }
 
 // check is one of the rule's checks, due once the attempt has run after
-// episodes: it notes the counts at after/2 in midEps and midSteps, and
-// reports whether the attempt may go on (false: give it up) and whether
-// the check was made (passed).
-func (r *Run) check(after int, length float64, midEps *int, midSteps *int64) (ok, passed bool) {
+// episodes: it notes the counts at after/2 in c, marks c checked when the
+// attempt passes, and reports whether the attempt may go on (false: give
+// it up).
+func (r *Run) check(after int, length float64, c *Check) bool {
 	ran := r.c.Episodes - r.c.Attempt.Start
-	if *midEps == 0 && ran >= after/2 {
-		*midEps, *midSteps = r.c.Episodes, r.c.EnvSteps
+	if c.MidEpisodes == 0 && ran >= after/2 {
+		c.MidEpisodes, c.MidSteps = r.c.Episodes, r.c.EnvSteps
 	}
-	if ran < after || r.c.Episodes == *midEps {
-		return true, false
+	if ran < after || r.c.Episodes == c.MidEpisodes {
+		return true
 	}
-	l := float64(r.c.EnvSteps-*midSteps) / float64(r.c.Episodes-*midEps)
+	l := float64(r.c.EnvSteps-c.MidSteps) / float64(r.c.Episodes-c.MidEpisodes)
 	if h := r.horizon(); h <= 0 || l >= length*float64(h) {
-		return true, true
+		c.Checked = true
+		return true
 	}
-	return false, false
+	return false
+}
+
+// validate checks that c's counts lie within the attempt that began at
+// episode start, in a run at episodes and steps; field names the check.
+func (c Check) validate(field string, start, episodes int, steps int64) error {
+	if c.MidEpisodes > 0 && (c.MidEpisodes < start || c.MidEpisodes > episodes || c.MidSteps < 0 || c.MidSteps > steps) {
+		return fmt.Errorf("counters.attempt.%s: %d (steps %d) is outside the attempt [%d, %d] (steps ≤ %d)", field, c.MidEpisodes, c.MidSteps, start, episodes, steps)
+	}
+	return nil
 }

@@ -266,7 +266,7 @@ func TestRestartEarlyResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if c := b.Progress().Attempt; c.Restarts != 1 || !c.EarlyChecked || c.Checked {
+	if c := b.Progress().Attempt; c.Restarts != 1 || !c.Early.Checked || c.Checked {
 		t.Fatalf("attempt %+v after 7 iterations, want 1 restart and the early check passed", c)
 	}
 	continuesAs(t, a, qa, roundTrip(t, b), qb, 7, 20)

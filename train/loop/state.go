@@ -96,14 +96,16 @@ func (st state) validate(n int) error {
 		return fmt.Errorf("counters.attempt.start: %d is outside [0, episodes %d]", c.Attempt.Start, c.Episodes)
 	case c.Attempt.StartIter < 0 || c.Attempt.StartIter > c.Iter:
 		return fmt.Errorf("counters.attempt.start_iter: %d is outside [0, iter %d]", c.Attempt.StartIter, c.Iter)
-	case c.Attempt.EarlyMidEpisodes > 0 && (c.Attempt.EarlyMidEpisodes < c.Attempt.Start || c.Attempt.EarlyMidEpisodes > c.Episodes || c.Attempt.EarlyMidSteps < 0 || c.Attempt.EarlyMidSteps > c.EnvSteps):
-		return fmt.Errorf("counters.attempt.early_mid_episodes: %d (steps %d) is outside the attempt [%d, %d] (steps ≤ %d)", c.Attempt.EarlyMidEpisodes, c.Attempt.EarlyMidSteps, c.Attempt.Start, c.Episodes, c.EnvSteps)
-	case c.Attempt.MidEpisodes > 0 && (c.Attempt.MidEpisodes < c.Attempt.Start || c.Attempt.MidEpisodes > c.Episodes || c.Attempt.MidSteps < 0 || c.Attempt.MidSteps > c.EnvSteps):
-		return fmt.Errorf("counters.attempt.mid_episodes: %d (steps %d) is outside the attempt [%d, %d] (steps ≤ %d)", c.Attempt.MidEpisodes, c.Attempt.MidSteps, c.Attempt.Start, c.Episodes, c.EnvSteps)
 	case c.HasBest != (st.BestX != nil):
 		return fmt.Errorf("best_x: has_best is %v but best_x has %d entries", c.HasBest, len(st.BestX))
 	case c.HasBest && len(st.BestX) != n:
 		return fmt.Errorf("best_x: %d entries, the policy has %d", len(st.BestX), n)
+	}
+	if err := c.Attempt.Check.validate("mid_episodes", c.Attempt.Start, c.Episodes, c.EnvSteps); err != nil {
+		return err
+	}
+	if err := c.Attempt.Early.validate("early.mid_episodes", c.Attempt.Start, c.Episodes, c.EnvSteps); err != nil {
+		return err
 	}
 	if err := checkNorm("normalizer", st.Normalizer); err != nil {
 		return err
