@@ -98,7 +98,8 @@ func writeRun(t *testing.T, dir string, s seedSpec) {
 // no result.json, eval crosses at 1300 (no threshold_reached_at) and a
 // truncated last line -> median 1300, mean 3700/3 = 1233.3, 3/3.
 // ARS V2-t (no label): seed 1 threshold_reached_at 2000 (no result.json),
-// seed 2 result.json not reached, seed 3 result.json 3000 -> median 2500,
+// seed 2 result.json not reached, seed 3 result.json 3000 (its curve's
+// first evaluation above the threshold) -> median 2500,
 // mean 2500, 2/3.
 func writeFixture(t *testing.T, root string, swimmer bool) {
 	t.Helper()
@@ -116,8 +117,14 @@ func writeFixture(t *testing.T, root string, swimmer bool) {
 		"hopper/stp_is/seed3": hop(seedSpec{method: "stp_is", step: "adaptive", label: "STP_IS adaptive", seed: 3, reachAt: 1300, truncated: true}),
 		"hopper/ars/seed1":    hop(seedSpec{method: "ars", seed: 1, reachAt: 2000, markReached: true}),
 		"hopper/ars/seed2":    hop(seedSpec{method: "ars", seed: 2, result: res(nil, false)}),
-		"hopper/ars/seed3":    hop(seedSpec{method: "ars", seed: 3, reachAt: 2400, markReached: true, result: res(3000, true)}),
+		"hopper/ars/seed3":    hop(seedSpec{method: "ars", seed: 3, reachAt: 3000, markReached: true, result: res(3000, true)}),
 	}
+	// ARS seed 3 ran 60 episodes an iteration, to 3000: a result that its
+	// curve contradicts is refused (rundir's checkAgainstCurve).
+	ars3 := specs["hopper/ars/seed3"]
+	ars3.epsPerIter = 60
+	ars3.result.(map[string]any)["episodes"] = 3000
+	specs["hopper/ars/seed3"] = ars3
 	if swimmer {
 		for _, seed := range []int{1, 2} {
 			specs[fmt.Sprintf("swimmer/seed%d", seed)] = seedSpec{

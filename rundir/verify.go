@@ -125,6 +125,9 @@ func ReadMeta(dir string) (Meta, error) {
 	if err := checkUnversioned(path, m.Version, m.RunID); err != nil {
 		return Meta{}, err
 	}
+	if err := checkPredates(path, m); err != nil {
+		return Meta{}, err
+	}
 	if err := checkSealed(path, b, m.Version); err != nil {
 		return Meta{}, err
 	}
@@ -213,6 +216,9 @@ func ReadRun(dir string) (Meta, []Point, *Result, error) {
 	switch {
 	case res != nil && res.CurveSHA256 == "": // a result from before curve checksums
 		pts, err := ReadCurve(dir)
+		if err == nil {
+			err = checkAgainstCurve(dir, meta, pts, res)
+		}
 		return meta, pts, res, err
 	case res != nil:
 		b, err := readFile(path, maxCurveBytes)
@@ -223,6 +229,9 @@ func ReadRun(dir string) (Meta, []Point, *Result, error) {
 			return meta, nil, nil, fmt.Errorf("rundir: %w: %s does not match the checksum in %s: the curve was edited or damaged", ErrDamaged, path, ResultFile)
 		}
 		pts, err := parseCurve(path, b)
+		if err == nil {
+			err = checkAgainstCurve(dir, meta, pts, res)
+		}
 		return meta, pts, res, err
 	case meta.Version == 0:
 		pts, err := ReadCurve(dir)

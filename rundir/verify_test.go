@@ -114,7 +114,7 @@ func TestFilesFromBeforeSealsAreRead(t *testing.T) {
 	}
 	files := map[string]string{
 		MetaFile:   `{"env":"Hopper-v1","method":"stp","seed":3,"threshold":3120}`,
-		ResultFile: `{"episodes_to_threshold":24,"reached":true,"episodes":24}`,
+		ResultFile: `{"episodes_to_threshold":24,"reached":true,"episodes":24,"best_eval":3200}`,
 		CurveFile:  `{"iter":0,"episodes":0,"reward":1,"best_eval":1}` + "\n" + `{"iter":1,"episodes":24,"reward":2,"best_eval":3200}` + "\n",
 	}
 	for name, b := range files {
@@ -306,5 +306,90 @@ func TestDiscardLeavesNothingOfARunThatNeverStarted(t *testing.T) {
 	defer d.Close()
 	if err := d.Discard(); err == nil || !Exists(path) {
 		t.Fatalf("Discard of a resumed run: %v", err)
+	}
+}
+
+// TestForgedPreVersionRunsAreRefused is issue 52's forgery: a finished run
+// whose run.json and result.json lost their version, identity and seals,
+// and whose result then claims the threshold reached with a best eval its
+// curve never saw, is refused; so are a result that claims more than its
+// curve in each of best_eval, reached and episodes_to_threshold, and a
+// run.json without a version whose config holds the restart rule's early
+// check (which came after versions). The result as written, stripped the
+// same way, is still read.
+func TestForgedPreVersionRunsAreRefused(t *testing.T) {
+	strip := func(t *testing.T, path string, edit func(map[string]any)) {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range []string{"version", "run_id", "sha256", "curve_sha256", "schema"} {
+			delete(doc, k)
+		}
+		edit(doc)
+		if b, err = json.Marshal(doc); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// runOf's curve: evaluations 0, 10, 20 at 0, 12, 24 episodes; the
+	// threshold is 3120, never reached.
+	forge := func(t *testing.T, config string, edit func(map[string]any)) string {
+		t.Helper()
+		path := runOf(t, t.TempDir(), "Hopper-v1", 1, 3, false)
+		os.Remove(filepath.Join(path, CheckpointFile))
+		strip(t, filepath.Join(path, MetaFile), func(m map[string]any) {
+			if config != "" {
+				m["config"] = json.RawMessage(config)
+			}
+		})
+		res := map[string]any{"reached": false, "episodes_to_threshold": nil, "best_eval": 0.0, "episodes": 24}
+		edit(res)
+		b, _ := json.Marshal(res)
+		if err := os.WriteFile(filepath.Join(path, ResultFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	same := func(map[string]any) {}
+	if _, _, res, err := ReadRun(forge(t, "", same)); err != nil || res == nil || res.Reached {
+		t.Fatalf("the result as the curve has it: %+v, %v", res, err)
+	}
+	for _, c := range []struct {
+		name   string
+		config string
+		edit   func(map[string]any)
+		says   string
+	}{
+		{"the issue's forgery", "", func(m map[string]any) { m["reached"], m["episodes_to_threshold"], m["best_eval"] = true, 16, 3500 }, "best_eval"},
+		{"best_eval above the curve's", "", func(m map[string]any) { m["best_eval"] = 3500 }, "best_eval"},
+		{"reached, never reached", "", func(m map[string]any) { m["reached"], m["episodes_to_threshold"] = true, 16 }, "no evaluation of the curve reaches"},
+		{"restart.early in a config without version", `{"restart":{"after":300,"length":0.125,"early":100}}`, same, "restart.early"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, _, err := ReadRun(forge(t, c.config, c.edit))
+			wantDamaged(t, c.name, err, c.says)
+		})
+	}
+	// The curve records the threshold at 24 episodes: a result that says 12
+	// is refused, and one that says 24 is read.
+	for _, ept := range []int{12, 24} {
+		path := forge(t, "", func(m map[string]any) { m["reached"], m["episodes_to_threshold"], m["best_eval"] = true, ept, 20 })
+		rewrite(t, filepath.Join(path, CurveFile), `"episodes":24,`, `"episodes":24,"threshold_reached_at":24,`)
+		rewrite(t, filepath.Join(path, CurveFile), `"reward":3,"best_eval":0`, `"reward":3,"best_eval":20`)
+		_, _, res, err := ReadRun(path)
+		switch {
+		case ept == 12:
+			wantDamaged(t, "episodes_to_threshold 12", err, "episodes_to_threshold")
+		case err != nil || !res.Reached:
+			t.Fatalf("episodes_to_threshold 24 as the curve has it: %+v, %v", res, err)
+		}
 	}
 }
