@@ -7,7 +7,7 @@ numpy (see ``fast``); ``_Episodes`` runs linear policies on it to the episodes' 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import mujoco
 import numpy as np
@@ -22,8 +22,34 @@ from stpis_bridge.rollout import (
     reward_detail,
 )
 
-if TYPE_CHECKING:
-    from stpis_bridge.fast import FastEnv
+
+class Machine(Protocol):
+    """What the lockstep needs of one (v5 env id, kwargs): ``fast.FastEnv`` is one.
+
+    A protocol, so that this module sits beneath ``fast`` and imports nothing back.
+    """
+
+    obs_dim: int
+    _env: Any  # the gymnasium env, for resets
+    _u: Any  # its unwrapped MujocoEnv
+    _model: Any  # mujoco.MjModel
+    _task: Any  # fast's _Task: which terms the env's reward and observation have
+    _views: list[Any]
+    _low: np.ndarray
+    _high: np.ndarray
+    _time_limit: int | None
+    _frame_skip: int
+    _dt: float
+    _skip: int
+    _fw: float
+    _cw: float
+    _healthy_reward: float
+    _terminate: bool
+    _main_body: int
+    _body_mass: np.ndarray
+    _body_mass_sum: Any
+
+    def _ensure(self, n: int) -> None: ...
 
 
 class Lockstep:
@@ -33,7 +59,7 @@ class Lockstep:
     that ended is masked out and keeps its last state; nothing resets it.
     """
 
-    def __init__(self, env: FastEnv, n: int) -> None:
+    def __init__(self, env: Machine, n: int) -> None:
         self.env = env
         self.n = n
         env._ensure(n)
@@ -208,7 +234,7 @@ class _Episodes:
 
     def __init__(
         self,
-        env: FastEnv,
+        env: Machine,
         policies: Sequence[LinearPolicy],
         seeds: Sequence[int],
         horizons: Sequence[int],

@@ -28,6 +28,14 @@ ran longer than ``max_episode_seconds`` (the call fails with
 ``EpisodeBudgetError``) or whose CPU time has not moved for ``stall_seconds``
 (stopped or hung: ``WorkerCrashedError``, a retry will do). A cancelled call's
 running episodes are aborted the same way: their workers are killed and replaced.
+
+An env (id and kwargs) whose tasks crash or hang their worker the same way twice in a
+row is at fault, not the pool: that call fails with ``EnvFaultError``, naming the env,
+and so does every call of that env for ``env_fault_hold_seconds``, at once, without a
+worker. A task of the env that succeeds clears its count.
+
+The modules beneath this one (``pool_batch``, ``pool_procs``, ``pool_watch``) never
+import it back.
 """
 
 from __future__ import annotations
@@ -46,6 +54,7 @@ from stpis_bridge.lifeline import worker_entry
 from stpis_bridge.pool_batch import (
     BatchCancelledError,
     BatchHandle,
+    EnvFaultError,
     EpisodeBudgetError,
     PoolClosedError,
     PoolError,
@@ -62,7 +71,7 @@ from stpis_bridge.pool_procs import (
     _Spawner,
     _Worker,
 )
-from stpis_bridge.pool_watch import _CANCELLED, _Supervision
+from stpis_bridge.pool_watch import _CANCELLED, DEFAULT_ENV_FAULT_HOLD_S, _env_key, _Supervision
 from stpis_bridge.worker import READY, BatchTask, Outcome, Task
 
 _LOG = logging.getLogger(__name__)
@@ -86,6 +95,7 @@ class WorkerPool(_Supervision):
         max_episode_seconds: float = DEFAULT_MAX_EPISODE_SECONDS,
         stall_seconds: float = DEFAULT_STALL_SECONDS,
         respawn_attempts: int = DEFAULT_RESPAWN_ATTEMPTS,
+        env_fault_hold_seconds: float = DEFAULT_ENV_FAULT_HOLD_S,
         on_serving: Callable[[bool], None] | None = None,
     ) -> None:
         if size < 1:
@@ -94,6 +104,11 @@ class WorkerPool(_Supervision):
         self._max_episode_s = max_episode_seconds
         self._stall_s = stall_seconds
         self._respawn_attempts = respawn_attempts
+        self._env_fault_hold_s = env_fault_hold_seconds
+        # Env key -> (how its last task's worker died, how many times in a row);
+        # -> (until when its tasks are refused, why).
+        self._strikes: dict[Any, tuple[str, int]] = {}
+        self._barred: dict[Any, tuple[float, str]] = {}
         self._on_serving = on_serving
         self._serving: bool | None = None
         # Worker index -> deaths before ready in a row; -> when to respawn it.
@@ -215,15 +230,16 @@ class WorkerPool(_Supervision):
         batch = _Batch(next(self._ids), tag, tasks, names)
         if not batch.tasks:
             batch.finish()
-            return BatchHandle(self, batch)
+            return BatchHandle(self._cancel, batch)
         with self._lock:
             if self._closing:
                 raise PoolClosedError("the worker pool is shutting down")
             if self._broken is not None:
                 raise PoolError(self._broken)
+            self._refuse_barred(batch.tasks)
             self._queue.append(batch)
             self._wake()
-        return BatchHandle(self, batch)
+        return BatchHandle(self._cancel, batch)
 
     def run(self, tasks: Sequence[Task], tag: str = "") -> list[Outcome]:
         """Submit a batch and wait for its outcomes."""
@@ -422,6 +438,7 @@ class WorkerPool(_Supervision):
                     )
                 )
                 return
+            self._strikes.pop(_env_key(batch.tasks[i]), None)
             batch.results[i] = payload
             batch.remaining -= 1
             if batch.remaining == 0:
@@ -429,11 +446,13 @@ class WorkerPool(_Supervision):
 
 
 __all__ = [
+    "DEFAULT_ENV_FAULT_HOLD_S",
     "DEFAULT_MAX_EPISODE_SECONDS",
     "DEFAULT_RESPAWN_ATTEMPTS",
     "DEFAULT_STALL_SECONDS",
     "BatchCancelledError",
     "BatchHandle",
+    "EnvFaultError",
     "EpisodeBudgetError",
     "PoolClosedError",
     "PoolError",

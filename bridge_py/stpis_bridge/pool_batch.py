@@ -1,15 +1,15 @@
-"""The pool's errors and its batches: the tasks of one call, their outcomes, and a handle."""
+"""The pool's errors and its batches: the tasks of one call, their outcomes, and a handle.
+
+This module sits beneath the pool (``pool`` imports it, ``pool_procs`` and ``pool_watch``
+too) and imports none of them back: a handle cancels through the callable it is given.
+"""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
 
 from stpis_bridge.worker import Outcome, Task
-
-if TYPE_CHECKING:
-    from stpis_bridge.pool import WorkerPool
 
 
 class PoolError(RuntimeError):
@@ -34,6 +34,14 @@ class BatchCancelledError(PoolError):
 
 class EpisodeBudgetError(PoolError):
     """An episode ran past ``max_episode_seconds``; its worker was replaced."""
+
+
+class EnvFaultError(PoolError):
+    """An env crashed or hung its worker the same way twice in a row: the env's fault.
+
+    The pool refuses tasks of that env (id and kwargs) for a while, so that one bad env
+    does not have a shared bridge respawn workers for every retry of every client.
+    """
 
 
 class _Batch:
@@ -66,8 +74,8 @@ class _Batch:
 class BatchHandle:
     """A submitted batch: wait for its outcomes or cancel it."""
 
-    def __init__(self, pool: WorkerPool, batch: _Batch) -> None:
-        self._pool = pool
+    def __init__(self, cancel: Callable[[_Batch], None], batch: _Batch) -> None:
+        self._cancel = cancel
         self._batch = batch
 
     def wait(self, timeout: float | None = None) -> list[Outcome]:
@@ -80,4 +88,4 @@ class BatchHandle:
 
     def cancel(self) -> None:
         """Drop the tasks not yet started; abort the running ones (their workers are replaced)."""
-        self._pool._cancel(self._batch)
+        self._cancel(self._batch)

@@ -1,5 +1,8 @@
 """The pool's watchdog and its handling of dead workers: kill, replace, respawn, break.
 
+It also keeps count of the envs whose tasks crash or hang their worker: the same way
+twice in a row is the env's fault (``EnvFaultError``), and the env is refused for a while.
+
 ``_Supervision`` is a part of ``WorkerPool`` (its base class); its methods run on the
 dispatcher thread under the pool's lock, except ``_on_death``, which takes it.
 """
@@ -14,6 +17,7 @@ import threading
 import time
 
 from stpis_bridge.pool_batch import (
+    EnvFaultError,
     EpisodeBudgetError,
     PoolError,
     WorkerCrashedError,
@@ -25,12 +29,32 @@ from stpis_bridge.pool_procs import (
     _describe_exit,
     _Worker,
 )
+from stpis_bridge.worker import Task
 
 _LOG = logging.getLogger("stpis_bridge.pool")
 
 _RESPAWN_BACKOFF_S = 0.5
 _RESPAWN_BACKOFF_MAX_S = 8.0
 _CANCELLED = "its call was cancelled"
+# How often in a row an env's tasks may crash or hang their worker the same way before
+# that is the env's fault; for how long its tasks are refused then.
+_ENV_FAULT_STRIKES = 2
+DEFAULT_ENV_FAULT_HOLD_S = 300.0
+_HUNG = "hung (its worker made no progress)"
+
+EnvKey = tuple[str, tuple[tuple[str, object], ...]]
+
+
+def _env_key(task: Task) -> EnvKey:
+    """Return what an env fault is counted against: the task's env id and kwargs."""
+    return (task.env_id, tuple(task.kwargs))
+
+
+def _env_name(key: EnvKey) -> str:
+    env_id, kwargs = key
+    if not kwargs:
+        return env_id
+    return f"{env_id} (kwargs {', '.join(f'{k}={v!r}' for k, v in kwargs)})"
 
 
 class _Supervision:
@@ -47,6 +71,9 @@ class _Supervision:
     _queue: collections.deque[_Batch]
     _closing: bool
     _broken: str | None
+    _env_fault_hold_s: float
+    _strikes: dict[EnvKey, tuple[str, int]]
+    _barred: dict[EnvKey, tuple[float, str]]
     replacements: int
 
     def _spawn(self, index: int) -> _Worker:
@@ -84,16 +111,13 @@ class _Supervision:
             if cpu != w.cpu:
                 w.cpu, w.cpu_moved = cpu, now
             elif now - w.cpu_moved > self._stall_s:
-                self._abort(
-                    w,
-                    "it made no progress",
-                    WorkerCrashedError(
-                        f"worker {w.index} (pid {w.pid}) made no progress for "
-                        f"{now - w.cpu_moved:.1f}s (stopped or hung) while running "
-                        f"{batch.names[i]} of this call; the pool has replaced the worker, "
-                        "retry the call"
-                    ),
+                crashed = WorkerCrashedError(
+                    f"worker {w.index} (pid {w.pid}) made no progress for "
+                    f"{now - w.cpu_moved:.1f}s (stopped or hung) while running "
+                    f"{batch.names[i]} of this call; the pool has replaced the worker, "
+                    "retry the call"
                 )
+                self._abort(w, "it made no progress", self._strike(batch, i, _HUNG, crashed))
 
     def _abort(self, w: _Worker, why: str, error: PoolError) -> None:
         """Kill a busy worker and fail the batch whose task it held with ``error``."""
@@ -139,14 +163,16 @@ class _Supervision:
             if w.current is not None:
                 batch, i = w.current
                 w.current = None
+                crashed = WorkerCrashedError(
+                    f"worker {w.index} (pid {w.pid}) {how} while running {batch.names[i]} "
+                    "of this call; the pool has replaced the worker, retry the call"
+                )
+                error: PoolError = crashed
+                if not w.killed_for:
+                    error = self._strike(batch, i, how, crashed)
                 if not batch.done.is_set():
                     self._drop(batch)
-                    batch.finish(
-                        WorkerCrashedError(
-                            f"worker {w.index} (pid {w.pid}) {how} while running {batch.names[i]} "
-                            "of this call; the pool has replaced the worker, retry the call"
-                        )
-                    )
+                    batch.finish(error)
             if self._closing or self._broken is not None:
                 return
             if w.killed_for:
@@ -181,6 +207,41 @@ class _Supervision:
                 delay,
             )
             self._respawn_at[w.index] = time.monotonic() + delay
+
+    def _strike(self, batch: _Batch, i: int, how: str, crashed: PoolError) -> PoolError:
+        """Count a worker lost to task ``i`` of ``batch``; return the batch's error.
+
+        The second loss in a row of the same env, the same way, is the env's fault: the
+        env is refused for ``env_fault_hold_seconds`` and the error says so, by id.
+        """
+        key = _env_key(batch.tasks[i])
+        last, n = self._strikes.get(key, ("", 0))
+        n = n + 1 if last == how else 1
+        if n < _ENV_FAULT_STRIKES:
+            self._strikes[key] = (how, n)
+            return crashed
+        self._strikes.pop(key, None)
+        message = (
+            f"env {_env_name(key)} {how} {n} times in a row in the bridge's workers "
+            f"(last while running {batch.names[i]}): the env's fault, not the bridge's; "
+            f"this bridge refuses it for {self._env_fault_hold_s:g}s"
+        )
+        _LOG.error("%s", message)
+        self._barred[key] = (time.monotonic() + self._env_fault_hold_s, message)
+        return EnvFaultError(message)
+
+    def _refuse_barred(self, tasks: list[Task]) -> None:
+        """Raise ``EnvFaultError`` if a task's env is refused (under the lock)."""
+        if not self._barred:
+            return
+        now = time.monotonic()
+        for key, (until, _) in list(self._barred.items()):
+            if until <= now:
+                del self._barred[key]
+        for task in tasks:
+            barred = self._barred.get(_env_key(task))
+            if barred is not None:
+                raise EnvFaultError(barred[1])
 
     def _drop(self, batch: _Batch) -> None:
         try:

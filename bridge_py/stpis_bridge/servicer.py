@@ -22,6 +22,7 @@ from envbridge.v1 import envbridge_pb2, envbridge_pb2_grpc
 from stpis_bridge import backends, envs, fast
 from stpis_bridge.pool import (
     BatchCancelledError,
+    EnvFaultError,
     EpisodeBudgetError,
     PoolClosedError,
     PoolError,
@@ -346,6 +347,9 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         _LOG.debug("Rollout: %d episodes started", n)
         try:
             handle = self._pool.submit(plan.tasks, tag=context.peer(), names=plan.names())
+        except EnvFaultError as exc:
+            # The env crashed or hung workers before: refused at once, no retry helps.
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, _cut(str(exc)))
         except PoolError as exc:
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
         # A client that gives up (deadline, cancel) frees the workers from its queued tasks.
@@ -353,6 +357,11 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             handle.cancel()
         try:
             results = handle.wait()
+        except EnvFaultError as exc:
+            # Its env crashed or hung a worker the same way twice: the env's fault, and
+            # the same on every replica, so the client must not retry it.
+            _LOG.error("Rollout of %d episodes failed: %s", n, exc)
+            context.abort(grpc.StatusCode.FAILED_PRECONDITION, _cut(str(exc)))
         except WorkerCrashedError as exc:
             _LOG.warning("Rollout of %d episodes failed: %s", n, exc)
             context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))

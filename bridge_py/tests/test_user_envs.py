@@ -80,3 +80,46 @@ def test_bridge_rolls_out_an_allowed_module_env() -> None:
             assert resp.results[0].total_return == resp.results[1].total_return < 0
     finally:
         running.stop(grace=1)
+
+
+@pytest.mark.parametrize(
+    ("env", "how"),
+    [("CrashStep-v0", "exited with status 3"), ("HangStep-v0", "hung")],
+    ids=["os._exit in step", "sleep in step"],
+)
+def test_env_that_crashes_or_hangs_its_worker_twice_is_at_fault(env: str, how: str) -> None:
+    """Issue 52: the second crash (or hang) of an env's worker is the env's fault.
+
+    The first is retryable (UNAVAILABLE: the worker, perhaps, was killed from outside);
+    the second fails FAILED_PRECONDITION naming the env and how; a third call is refused
+    at once, without a worker spawned for it; other envs are served as before.
+    """
+    env_id = f"tests.user_envs:{env}"
+    running = start_server(env_modules=("tests.user_envs",), stall_seconds=1.0)
+    try:
+        with grpc.insecure_channel(running.address) as channel:
+            stub = pbg.EnvBridgeServiceStub(channel)
+
+            def rollout(env_id: str) -> pb.RolloutResponse:
+                spec = pb.EpisodeSpec(
+                    env_id=env_id, policy=policy(np.zeros((1, 2))), horizon=20, seed=3
+                )
+                return stub.Rollout(pb.RolloutRequest(episodes=[spec]), timeout=60)
+
+            with pytest.raises(grpc.RpcError) as first:
+                rollout(env_id)
+            assert first.value.code() == grpc.StatusCode.UNAVAILABLE, first.value.details()
+            with pytest.raises(grpc.RpcError) as second:
+                rollout(env_id)
+            assert second.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert env_id in second.value.details() and how in second.value.details()
+            assert "the env's fault" in second.value.details()
+            replaced = running.pool.replacements
+            with pytest.raises(grpc.RpcError) as third:
+                rollout(env_id)
+            assert third.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            assert env_id in third.value.details()
+            assert running.pool.replacements == replaced
+            assert [r.length for r in rollout("tests.user_envs:PointMass-v0").results] == [20]
+    finally:
+        running.stop(grace=1)

@@ -1,13 +1,17 @@
 """A user's own envs, outside gymnasium, for the bridge's ``module:EnvId`` tests.
 
 Importing this module registers ``PointMass-v0`` (a Box env: push a unit mass to the
-origin) and ``Coin-v0`` (a Discrete action space, which a linear policy cannot act
-on). The Go test ``TestUserEnvModule`` trains PointMass end to end through a local
-bridge, with this directory on PYTHONPATH.
+origin), ``Coin-v0`` (a Discrete action space, which a linear policy cannot act
+on), ``CrashStep-v0`` (its ``step`` ends the worker with ``os._exit(3)``),
+``HangStep-v0`` (its ``step`` sleeps for an hour) and ``Unbounded-v0`` (a Box action
+space with infinite bounds). The Go test ``TestUserEnvModule`` trains PointMass end to
+end through a local bridge, with this directory on PYTHONPATH.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
 
 import gymnasium as gym
@@ -54,5 +58,38 @@ class Coin(gym.Env[np.ndarray, np.int64]):
         return np.zeros(1), float(action), True, False, {}
 
 
+class CrashStep(PointMass):
+    """PointMass whose ``step`` kills its process, as a crashing C extension would."""
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        os._exit(3)
+
+
+class HangStep(PointMass):
+    """PointMass whose ``step`` never returns (it sleeps: no CPU time moves)."""
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        time.sleep(3600)
+        return super().step(action)
+
+
+class Unbounded(PointMass):
+    """PointMass pushed by any force: its action space is Box(-inf, inf, (1,))."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.action_space = gym.spaces.Box(-np.inf, np.inf, shape=(1,), dtype=np.float32)
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        x, v = self._state
+        v += 0.1 * float(np.clip(action[0], -1.0, 1.0))
+        x += 0.1 * v
+        self._state = np.array([x, v])
+        return self._state.copy(), -float(x * x), False, False, {}
+
+
 gym.register("PointMass-v0", entry_point=f"{__name__}:PointMass", max_episode_steps=50)
 gym.register("Coin-v0", entry_point=f"{__name__}:Coin", max_episode_steps=5)
+gym.register("CrashStep-v0", entry_point=f"{__name__}:CrashStep", max_episode_steps=50)
+gym.register("HangStep-v0", entry_point=f"{__name__}:HangStep", max_episode_steps=50)
+gym.register("Unbounded-v0", entry_point=f"{__name__}:Unbounded", max_episode_steps=50)
