@@ -1,5 +1,12 @@
 package envclient
 
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+)
+
 // EnvInfo describes one environment as the bridge makes it.
 type EnvInfo struct {
 	// RequestedID is the id as requested (Hopper-v1).
@@ -13,7 +20,10 @@ type EnvInfo struct {
 	// policy for this env has ActDim rows and ObsDim columns.
 	ObsDim, ActDim int
 	// ActionLow and ActionHigh are the action bounds, ActDim entries each.
-	ActionLow, ActionHigh []float64
+	// A bound may be infinite (a Box(-inf, inf) action space): the bridge
+	// does not clip an action where its bound is; JSON holds it as "-Inf"
+	// or "+Inf" (Bounds).
+	ActionLow, ActionHigh Bounds
 	// MaxEpisodeSteps is the env's time limit.
 	MaxEpisodeSteps int
 	// FrameSkip is the number of physics steps per control step.
@@ -106,4 +116,59 @@ type EpisodeResult struct {
 	NonFinite bool
 	// NonFiniteDetail says what was non-finite and at which step.
 	NonFiniteDetail string
+}
+
+// Bounds are action bounds. JSON has no infinity, so an infinite bound is
+// written as the string "-Inf" or "+Inf" and read back from it; a finite
+// one is a number, as before.
+type Bounds []float64
+
+// MarshalJSON writes b with its infinite entries as strings.
+func (b Bounds) MarshalJSON() ([]byte, error) {
+	if b == nil {
+		return []byte("null"), nil
+	}
+	out := make([]any, len(b))
+	for i, v := range b {
+		switch {
+		case math.IsNaN(v):
+			return nil, fmt.Errorf("envclient: action bound %d is NaN", i)
+		case math.IsInf(v, 1):
+			out[i] = "+Inf"
+		case math.IsInf(v, -1):
+			out[i] = "-Inf"
+		default:
+			out[i] = v
+		}
+	}
+	return json.Marshal(out)
+}
+
+// UnmarshalJSON reads numbers and the strings "-Inf" and "+Inf".
+func (b *Bounds) UnmarshalJSON(data []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	if raw == nil {
+		*b = nil
+		return nil
+	}
+	out := make(Bounds, len(raw))
+	for i, r := range raw {
+		var s string
+		if json.Unmarshal(r, &s) == nil {
+			if s != "-Inf" && s != "+Inf" {
+				return fmt.Errorf("envclient: action bound %d: %q is neither a number nor -Inf or +Inf", i, s)
+			}
+			v, _ := strconv.ParseFloat(s, 64)
+			out[i] = v
+			continue
+		}
+		if err := json.Unmarshal(r, &out[i]); err != nil {
+			return fmt.Errorf("envclient: action bound %d: %w", i, err)
+		}
+	}
+	*b = out
+	return nil
 }

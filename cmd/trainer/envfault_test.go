@@ -19,3 +19,26 @@ func TestEnvThatCrashesItsWorkerIsTheEnvsFault(t *testing.T) {
 		t.Errorf("exit %d, want %d and a line naming the env and its fault:\n%s", code, exitFailure, stderr)
 	}
 }
+
+// TestUnboundedActionSpaceTrains: a Box(-inf, inf, (1,)) action space
+// trains (its actions are not clipped), checkpoints, resumes and
+// evaluates, where it failed with "json: unsupported value: -Inf"
+// (issue 52 item 4).
+func TestUnboundedActionSpaceTrains(t *testing.T) {
+	t.Setenv("PYTHONPATH", filepath.Join("..", "..", "bridge_py", "tests"))
+	out := t.TempDir()
+	args := []string{"--env", "user_envs:Unbounded-v0", "--max-episodes", "32", "--workers", "1", "--out", out, "--log-level", "error"}
+	if code, _, stderr := trainer(t, append(args, "--stop-after", "1")...); code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := trainer(t, append(args, "--resume")...); code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	run := filepath.Join(out, "user_envs:Unbounded-v0", "stp-combined", "seed1")
+	if res := readResult(t, run); res.Episodes != 32 {
+		t.Errorf("result %+v", res)
+	}
+	if code, _, stderr := trainer(t, "eval", "--policy", run, "--episodes", "2", "--workers", "1", "--log-level", "error"); code != 0 {
+		t.Errorf("eval: exit %d\n%s", code, stderr)
+	}
+}
