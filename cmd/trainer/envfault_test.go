@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,5 +41,20 @@ func TestUnboundedActionSpaceTrains(t *testing.T) {
 	}
 	if code, _, stderr := trainer(t, "eval", "--policy", run, "--episodes", "2", "--workers", "1", "--log-level", "error"); code != 0 {
 		t.Errorf("eval: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestBlownUpSimulationIsNotReached: --kwarg reset_noise_scale=1e30 blows
+// Hopper's simulation up; its returns (about 1e31) are not the env's, and
+// the run stops as a diverged simulation (exit 1) with no result that
+// counts them as reached (issue 52 item 9).
+func TestBlownUpSimulationIsNotReached(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := trainer(t, "--env", "Hopper-v1", "--kwarg", "reset_noise_scale=1e30", "--max-episodes", "16", "--out", out, "--bridge", bridgeAddr, "--log-level", "error")
+	if code != exitFailure || !strings.Contains(stderr, "the simulation diverged") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, want %d and one line saying the simulation diverged:\n%s", code, exitFailure, stderr)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("a diverged run left %v", entries)
 	}
 }

@@ -2,6 +2,7 @@ package loop
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -112,8 +113,28 @@ func evaluateEpisodes(ctx context.Context, env Roller, f policy.File, n int, see
 		if e.NonFinite {
 			return nil, fmt.Errorf("train: evaluation episode %d: %s", j, e.NonFiniteDetail)
 		}
+		if diverged(e) {
+			return nil, fmt.Errorf("train: %w: evaluation episode %d returned %g in %d steps, beyond the %g a step that any env pays (--kwarg values such as reset_noise_scale can blow a simulation up)",
+				ErrDiverged, j, e.Return, e.Length, MaxRewardPerStep)
+		}
 	}
 	return res, nil
+}
+
+// MaxRewardPerStep bounds the reward of one step that a simulation can
+// pay: an episode whose return is larger in size than this times its
+// length (or not finite) blew up. MuJoCo's tasks pay at most about a
+// hundred a step (HumanoidStandup); this is ten thousand times that.
+const MaxRewardPerStep = 1e6
+
+// ErrDiverged is wrapped by the error of a run stopped because an
+// evaluation's simulation blew up: its returns are not the env's, and
+// they count for no threshold.
+var ErrDiverged = errors.New("the simulation diverged")
+
+// diverged says whether e's return is beyond what its steps can pay.
+func diverged(e envclient.EpisodeResult) bool {
+	return !finite(e.Return) || math.Abs(e.Return) > MaxRewardPerStep*float64(max(e.Length, 1))
 }
 
 // returnStats is the mean and standard deviation of the episodes' returns.

@@ -226,7 +226,7 @@ func (r *Run) trainEpisodes(ctx context.Context, env Roller, points [][]float64,
 		for _, e := range res[i*k : (i+1)*k] {
 			r.c.Episodes++
 			r.c.EnvSteps += int64(e.Length)
-			if e.NonFinite || !finite(e.ShiftedReturn) || !finite(e.Return) {
+			if e.NonFinite || !finite(e.ShiftedReturn) || diverged(e) {
 				r.c.NonFinite++
 				s, raw = math.NaN(), math.NaN()
 				continue
