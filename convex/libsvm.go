@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/stpis/stpis/internal/safefile"
 )
 
 // ErrFormat is wrapped by every LIBSVM parse error; the message gives the
@@ -90,27 +92,67 @@ func ReadLIBSVM(r io.Reader) (*Dataset, error) {
 	return d, nil
 }
 
-// ReadLIBSVMFile reads a LIBSVM file.
+// MaxFileBytes is the largest LIBSVM file ReadLIBSVMFile reads (the
+// largest of the data sets the paper and make data use, ijcnn1, is 31 MB).
+const MaxFileBytes = 1 << 30
+
+// ReadLIBSVMFile reads a LIBSVM file: a regular file (a FIFO or a device
+// such as /dev/zero is refused before anything is read, wrapping
+// safefile.ErrNotRegular) of at most MaxFileBytes (safefile.ErrTooLarge).
+// A missing file wraps fs.ErrNotExist.
 func ReadLIBSVMFile(path string) (*Dataset, error) {
-	f, err := os.Open(path)
+	f, err := OpenLIBSVMFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("convex: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	d, err := ReadLIBSVM(f)
+	d, err := ReadLIBSVM(io.LimitReader(f, MaxFileBytes))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return d, nil
 }
 
+// OpenLIBSVMFile opens path as ReadLIBSVMFile does, checking its kind and
+// size, without waiting on a FIFO.
+func OpenLIBSVMFile(path string) (*os.File, error) {
+	f, err := safefile.Open(path, os.O_RDONLY)
+	if err != nil {
+		return nil, fmt.Errorf("convex: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("convex: %w", err)
+	}
+	if st.Size() > MaxFileBytes {
+		f.Close()
+		return nil, fmt.Errorf("convex: %s: %w: %d bytes, over the limit of %d (1 GiB)", path, safefile.ErrTooLarge, st.Size(), int64(MaxFileBytes))
+	}
+	return f, nil
+}
+
+// binaryCodings are the ways LIBSVM files code two classes: -1/+1 (most),
+// 0/1, and 1/2 (mushrooms).
+var binaryCodings = [][2]float64{{-1, 1}, {0, 1}, {1, 2}}
+
 // BinaryLabels returns the labels mapped to ±1: the smaller of the two
 // distinct labels becomes −1 and the larger +1 (mushrooms' 1/2 → −1/+1;
-// ±1 labels are unchanged). More than two distinct labels is an error.
+// ±1 labels are unchanged). Labels that are not one of the codings of two
+// classes (-1/+1, 0/1, 1/2), such as -5 and 3, and more than two distinct
+// labels are an error.
 func (d *Dataset) BinaryLabels() ([]float64, error) {
 	distinct := slices.Compact(slices.Sorted(slices.Values(d.Labels)))
 	if len(distinct) > 2 {
 		return nil, fmt.Errorf("%w: %d distinct labels, want 2", ErrFormat, len(distinct))
+	}
+	coded := false
+	for _, c := range binaryCodings {
+		coded = coded || (len(distinct) == 2 && distinct[0] == c[0] && distinct[1] == c[1]) ||
+			(len(distinct) == 1 && (distinct[0] == c[0] || distinct[0] == c[1]))
+	}
+	if len(distinct) > 0 && !coded {
+		return nil, fmt.Errorf("%w: labels %v are not two classes coded -1/+1, 0/1 or 1/2", ErrFormat, distinct)
 	}
 	out := make([]float64, len(d.Labels))
 	for r, l := range d.Labels {

@@ -31,7 +31,7 @@ func main() {
 	graceful := make(chan struct{})
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	go watchSignals(sigs, graceful, cancel, stopGrace)
+	go watchSignals(sigs, graceful, cancel, stopGrace, os.Exit)
 	code := run(ctx, graceful, os.Args[1:], os.Stdout, os.Stderr)
 	cancel()
 	os.Exit(code)
@@ -45,10 +45,20 @@ func main() {
 // checkpoint, and --resume repeats that iteration exactly.
 const stopGrace = 8 * time.Second
 
+// hardStop is how long the process may take to end by itself after a
+// second SIGINT or SIGTERM before it exits (with exitInterrupted) where it
+// stands: a command blocked where cancelling cannot reach (a read, a
+// computation that does not look at its context) still ends.
+const hardStop = time.Second
+
 // watchSignals turns signals into stops: the first closes graceful
-// (training finishes its iteration, checkpoints and exits); a second
-// signal, or grace passing after the first, cancels.
-func watchSignals(sigs <-chan os.Signal, graceful chan<- struct{}, cancel context.CancelFunc, grace time.Duration) {
+// (training finishes its iteration, checkpoints and exits; the other
+// subcommands stop at once); a second signal, or grace passing after the
+// first, cancels. After a second signal the process ends: exit is called
+// with exitInterrupted when it has not ended hardStop later, or at a third
+// signal. (A run killed so is as one killed by SIGKILL: --resume goes on
+// from its last checkpoint.)
+func watchSignals(sigs <-chan os.Signal, graceful chan<- struct{}, cancel context.CancelFunc, grace time.Duration, exit func(int)) {
 	<-sigs
 	close(graceful)
 	t := time.NewTimer(grace)
@@ -56,8 +66,17 @@ func watchSignals(sigs <-chan os.Signal, graceful chan<- struct{}, cancel contex
 	select {
 	case <-sigs:
 	case <-t.C:
+		cancel()
+		<-sigs
 	}
 	cancel()
+	hard := time.NewTimer(hardStop)
+	defer hard.Stop()
+	select {
+	case <-sigs:
+	case <-hard.C:
+	}
+	exit(exitInterrupted)
 }
 
 // The exit codes.

@@ -151,7 +151,8 @@ func runConvex(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	err := figures.Execute(ctx, *cfg, stdout, stderr)
 	if errors.Is(err, figures.ErrUsage) {
-		// A bad command line exits 2; a missing data file is a failure (1).
+		// A bad command line exits 2, a missing data file too; one that
+		// is there but bad is a failure (1).
 		return usageError{err}
 	}
 	return err

@@ -15,17 +15,21 @@ import (
 )
 
 // watchSignals: the first signal closes graceful and, after the grace,
-// cancels; a second signal cancels at once.
+// cancels; a second signal cancels at once, and then ends the process
+// (exit 130) if it has not ended by itself within hardStop, or at a third
+// signal (issue 52: `convex` blocked on a FIFO outlived SIGINT and
+// SIGTERM).
 func TestWatchSignals(t *testing.T) {
 	for _, second := range []bool{false, true} {
-		sigs := make(chan os.Signal, 2)
+		sigs := make(chan os.Signal, 3)
 		graceful := make(chan struct{})
 		ctx, cancel := context.WithCancel(context.Background())
 		grace := 300 * time.Millisecond
 		if second {
 			grace = time.Hour
 		}
-		go watchSignals(sigs, graceful, cancel, grace)
+		exited := make(chan int, 1)
+		go watchSignals(sigs, graceful, cancel, grace, func(code int) { exited <- code })
 		sigs <- syscall.SIGTERM
 		<-graceful
 		if ctx.Err() != nil {
@@ -38,6 +42,26 @@ func TestWatchSignals(t *testing.T) {
 		case <-ctx.Done():
 		case <-time.After(10 * time.Second):
 			t.Fatalf("second %v: not cancelled", second)
+		}
+		select {
+		case code := <-exited:
+			if !second {
+				t.Fatalf("the grace's cancel exited (%d) without a second signal", code)
+			}
+		default:
+		}
+		if !second {
+			sigs <- syscall.SIGTERM
+		} else {
+			sigs <- syscall.SIGTERM // the third: at once
+		}
+		select {
+		case code := <-exited:
+			if code != exitInterrupted {
+				t.Errorf("second %v: exit %d, want %d", second, code, exitInterrupted)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("second %v: the process was not ended after a second signal", second)
 		}
 	}
 }

@@ -1,8 +1,9 @@
 package figures
 
 import (
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/stpis/stpis/convex"
@@ -34,14 +35,20 @@ func dataFiles(cfg Config) (dataSource, error) {
 	return src, checkFiles(src.paths, "--data-dir")
 }
 
-// checkFiles says which of paths cannot be read, naming the flag.
+// checkFiles says which of paths cannot be read, naming the flag: a
+// missing file is a bad command line (ErrUsage); one that is there but is
+// not a regular file (a FIFO, a device) or is too large is a failure. A
+// FIFO is refused, not waited on.
 func checkFiles(paths []string, flag string) error {
 	for _, p := range paths {
-		f, err := os.Open(p)
+		f, err := convex.OpenLIBSVMFile(p)
 		if err != nil {
 			hint := ""
 			if flag == "--data-dir" {
 				hint = " (leave --data-dir out for the copies shipped in convex/data)"
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return usageError{errf("%s: %w%s", flag, err, hint)}
 			}
 			return errf("%s: %w%s", flag, err, hint)
 		}

@@ -68,6 +68,10 @@ func (c *Config) probeT(p convex.Problem) float64 {
 	return ProbeT(p.Func(make([]float64, p.Dim())), p.Lipschitz())
 }
 
+// MaxRuns bounds Config.Runs (--runs), as eval and render bound their
+// episodes.
+const MaxRuns = 1000
+
 // check validates the user-settable fields.
 func (c *Config) check() error {
 	switch c.Only {
@@ -81,8 +85,14 @@ func (c *Config) check() error {
 		return errf("unknown --problem %q (ridge or svm)", c.Problem)
 	}
 	switch {
-	case c.Runs < 1:
-		return errf("--runs %d: want at least 1", c.Runs)
+	case c.Runs < 1 || c.Runs > MaxRuns:
+		return errf("--runs %d: want 1..%d", c.Runs, MaxRuns)
+	case (c.DataFile != "" || c.Data != "") && (c.Only == "figure1" || c.Only == "bench"):
+		flag := "--data"
+		if c.DataFile == "" {
+			flag = "--data-dir"
+		}
+		return errf("%s with --only %s: %s reads no data set (its problems are synthetic); %s is for figures 2-3 and the table", flag, c.Only, c.Only, flag)
 	case !(c.Lambda >= 0) || math.IsInf(c.Lambda, 0):
 		return errf("--lambda %v: want finite and > 0 (0: the default)", c.Lambda)
 	case !(c.T >= 0) || math.IsInf(c.T, 0):

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stpis/stpis/convex"
@@ -97,12 +98,12 @@ func TestDerefNil(t *testing.T) {
 }
 
 // TestDataDirMissing: a --data-dir without the files fails before any
-// figure runs, naming the flag and the way back to the shipped copies,
-// and is not a bad command line.
+// figure runs, naming the flag and the way back to the shipped copies; a
+// missing file is a bad command line (exit 2), as everywhere.
 func TestDataDirMissing(t *testing.T) {
 	out := t.TempDir()
 	err := Main(context.Background(), []string{"--out", out, "--data-dir", t.TempDir(), "--runs", "1"}, io.Discard, io.Discard)
-	if err == nil || errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--data-dir") || !strings.Contains(err.Error(), "heart_scale") {
+	if err == nil || !errors.Is(err, ErrUsage) || !strings.Contains(err.Error(), "--data-dir") || !strings.Contains(err.Error(), "heart_scale") {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "summary.json")); !os.IsNotExist(err) {
@@ -263,7 +264,7 @@ func TestMainErrors(t *testing.T) {
 		{[]string{"--data", wide}, "20000 features, above the exact solve's limit of 10000"},
 		{[]string{"--data", fixture, "--problem", "lasso"}, `unknown --problem "lasso"`},
 		{[]string{"--lambda", "-1"}, "--lambda -1: want finite and > 0"},
-		{[]string{"--runs", "0"}, "--runs 0: want at least 1"},
+		{[]string{"--runs", "0"}, "--runs 0: want 1..1000"},
 		{[]string{"--only", "figure9"}, `unknown --only "figure9"`},
 	} {
 		var stdout, stderr strings.Builder
@@ -271,5 +272,44 @@ func TestMainErrors(t *testing.T) {
 		if err := Main(context.Background(), args, &stdout, &stderr); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want %q", c.args, err, c.want)
 		}
+	}
+}
+
+// TestDataRefusals is issue 52's convex items: a FIFO or a device given as
+// --data is refused at once as not a regular file (it hung on the FIFO and
+// read 150 MB of /dev/zero), a missing one is a bad command line; labels
+// that are not two classes (-5 and 3) are refused for the SVM and kept as
+// regression targets for ridge; --runs has an upper bound; and --data with
+// --only figure1 (which reads no data) is refused, not ignored.
+func TestDataRefusals(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "f.svm")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	labels := filepath.Join(t.TempDir(), "labels.svm")
+	if err := os.WriteFile(labels, []byte("-5 1:0.5 2:1\n3 1:1\n-5 2:0.3\n3 1:0.2 2:0.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args  []string
+		usage bool
+		want  string
+	}{
+		{[]string{"--data", fifo, "--only", "table", "--runs", "1"}, false, "not a regular file"},
+		{[]string{"--data", "/dev/zero", "--only", "table", "--runs", "1"}, false, "not a regular file"},
+		{[]string{"--data", filepath.Join(t.TempDir(), "none.svm")}, true, "none.svm"},
+		{[]string{"--data", labels, "--problem", "svm", "--runs", "1"}, false, "labels [-5 3] are not two classes"},
+		{[]string{"--runs", "1000000000"}, true, "--runs 1000000000: want 1..1000"},
+		{[]string{"--data", fixture, "--only", "figure1"}, true, "--data with --only figure1"},
+		{[]string{"--data-dir", t.TempDir(), "--only", "bench"}, true, "--data-dir with --only bench"},
+	} {
+		err := Main(context.Background(), append(c.args, "--out", t.TempDir()), io.Discard, io.Discard)
+		if err == nil || errors.Is(err, ErrUsage) != c.usage || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v (usage %v), want %q (usage %v)", c.args, err, errors.Is(err, ErrUsage), c.want, c.usage)
+		}
+	}
+	// Ridge fits -5 and 3 as they are.
+	if err := Main(context.Background(), []string{"--data", labels, "--problem", "ridge", "--runs", "1", "--out", t.TempDir()}, io.Discard, io.Discard); err != nil {
+		t.Errorf("ridge on labels -5 and 3: %v", err)
 	}
 }

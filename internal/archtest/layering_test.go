@@ -46,7 +46,7 @@ var layers = map[string]layer{
 	"stp":                   {leaf, nil},
 	"surrogate":             {leaf, nil},
 	"tasks":                 {leaf, nil},
-	"convex":                {leaf, nil},
+	"convex":                {leaf, []string{"internal/safefile"}},
 	"convex/data":           {leaf, nil}, // the shipped LIBSVM files, embedded
 	"rundir":                {leaf, []string{"internal/safefile", "internal/seal"}},
 	"proto/envbridge/v1":    {wire, nil}, // generated: imported only by envclient
