@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -132,6 +133,39 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		},
 	}
 	return c, nil
+}
+
+// CheckTarget says whether target is a bridge address Dial takes: host:port,
+// a comma-separated list of them (each port a number, 1..65535, each host
+// without spaces or slashes), or dns:///host:port. It dials nothing, so a
+// command can refuse a malformed --bridge at once rather than wait for it.
+func CheckTarget(target string) error {
+	target = strings.TrimSpace(target)
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%q: %s; want host:port, a comma-separated list of them, or dns:///host:port", target, fmt.Sprintf(format, a...))
+	}
+	if target == "" {
+		return bad("empty")
+	}
+	if strings.ContainsAny(target, " \t\n\r") {
+		return bad("it holds white space")
+	}
+	if strings.HasPrefix(target, "dns:") {
+		return nil
+	}
+	for i, p := range strings.Split(target, ",") {
+		host, port, err := net.SplitHostPort(strings.TrimSpace(p))
+		if err != nil {
+			return bad("replica %d %q: %v", i, p, err)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return bad("replica %d %q: port %q is not a number in 1..65535", i, p, port)
+		}
+		if strings.ContainsAny(host, "/?#@") {
+			return bad("replica %d %q: host %q is not a host name or address (a URL's scheme or path?)", i, p, host)
+		}
+	}
+	return nil
 }
 
 // parseTarget turns Config.Target into a gRPC target, the number of known

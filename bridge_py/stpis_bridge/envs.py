@@ -166,6 +166,10 @@ class BadKwargsError(ValueError):
     """``gym.make`` rejected the kwargs; the message names the kwarg."""
 
 
+class MissingDependencyError(RuntimeError):
+    """A registered env needs a package the bridge's Python lacks (jax, shimmy, Box2D)."""
+
+
 @dataclasses.dataclass(frozen=True)
 class EnvDescription:
     """What a client needs to know about an env before sending policies."""
@@ -305,15 +309,26 @@ def check_kwargs(resolved_id: str, kwargs: Kwargs) -> None:
 def make_env(resolved_id: str, kwargs: Kwargs) -> gym.Env[Any, Any]:
     """Make ``resolved_id`` with ``kwargs``; the env checker is off, the wrappers stay.
 
-    Raises ``BadKwargsError`` naming the kwarg when the allow-list or gymnasium rejects it.
+    Raises ``BadKwargsError`` naming the kwarg when the allow-list or gymnasium rejects it,
+    ``MissingDependencyError`` when the env needs a package that is not installed.
     """
-    check_kwargs(resolved_id, kwargs)
-    extra: dict[str, Any] = {
-        name: float(v) if allowed_kwargs(resolved_id)[name] is float else v
-        for name, v in kwargs.items()
-    }
     try:
+        # Reading the env's kwargs loads its entry point, which may import a package
+        # that is missing, as making it may.
+        check_kwargs(resolved_id, kwargs)
+        extra: dict[str, Any] = {
+            name: float(v) if allowed_kwargs(resolved_id)[name] is float else v
+            for name, v in kwargs.items()
+        }
         return gym.make(resolved_id, disable_env_checker=True, **extra)
+    except BadKwargsError:
+        raise  # check_kwargs's, naming the kwarg
+    except ImportError as exc:
+        # gymnasium's phys2d/ and tabular/ envs need jax, GymV26Environment shimmy.
+        raise MissingDependencyError(
+            f"{clip(resolved_id)} needs a package this bridge's Python does not have: "
+            f"{type(exc).__name__}: {clip(str(exc), 4 * ECHO_LIMIT)}"
+        ) from exc
     except (TypeError, ValueError, AssertionError, KeyError, OSError, gym.error.Error) as exc:
         # gym.error.Error: a registered env whose dependencies are not installed
         # (Box2D, say), among others.

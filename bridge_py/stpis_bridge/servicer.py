@@ -175,6 +175,8 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
             raise _Invalid(grpc.StatusCode.NOT_FOUND, f"{field}env_id: {exc}") from exc
         except envs.BadKwargsError as exc:
             raise _Invalid(grpc.StatusCode.INVALID_ARGUMENT, f"{field}{exc}") from exc
+        except envs.MissingDependencyError as exc:
+            raise _Invalid(grpc.StatusCode.FAILED_PRECONDITION, f"{field}env_id: {exc}") from exc
         with self._lock:
             self._descriptions[key] = desc
             # Bounded: a client could send endless distinct kwargs.

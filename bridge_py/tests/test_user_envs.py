@@ -123,3 +123,21 @@ def test_env_that_crashes_or_hangs_its_worker_twice_is_at_fault(env: str, how: s
             assert [r.length for r in rollout("tests.user_envs:PointMass-v0").results] == [20]
     finally:
         running.stop(grace=1)
+
+
+def test_env_that_needs_a_missing_package_is_one_clear_line() -> None:
+    """Issue 52: gymnasium's phys2d/ and tabular/ ids (jax) gave UNKNOWN and a traceback's
+    text; an env whose making imports a package that is not installed is
+    FAILED_PRECONDITION, naming the env and the package."""
+    running = start_server(env_modules=("tests.user_envs",))
+    try:
+        with grpc.insecure_channel(running.address) as channel:
+            stub = pbg.EnvBridgeServiceStub(channel)
+            with pytest.raises(grpc.RpcError) as err:
+                stub.Describe(pb.DescribeRequest(env_id="tests.user_envs:NeedsPackage-v0"))
+            assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+            details = err.value.details()
+            assert "NeedsPackage-v0' needs a package" in details
+            assert "stpis_not_installed_package" in details and "\n" not in details
+    finally:
+        running.stop(grace=1)

@@ -3,8 +3,9 @@
 Importing this module registers ``PointMass-v0`` (a Box env: push a unit mass to the
 origin), ``Coin-v0`` (a Discrete action space, which a linear policy cannot act
 on), ``CrashStep-v0`` (its ``step`` ends the worker with ``os._exit(3)``),
-``HangStep-v0`` (its ``step`` sleeps for an hour) and ``Unbounded-v0`` (a Box action
-space with infinite bounds). The Go test ``TestUserEnvModule`` trains PointMass end to
+``HangStep-v0`` (its ``step`` sleeps for an hour), ``Unbounded-v0`` (a Box action
+space with infinite bounds) and ``NeedsPackage-v0`` (made, it imports a package that
+is not installed, as gymnasium's phys2d envs import jax). The Go test ``TestUserEnvModule`` trains PointMass end to
 end through a local bridge, with this directory on PYTHONPATH.
 """
 
@@ -88,8 +89,17 @@ class Unbounded(PointMass):
         return self._state.copy(), -float(x * x), False, False, {}
 
 
+def needs_package() -> gym.Env[np.ndarray, np.ndarray]:
+    """Make an env that needs a package nobody installs."""
+    import importlib
+
+    importlib.import_module("stpis_not_installed_package")
+    return PointMass()
+
+
 gym.register("PointMass-v0", entry_point=f"{__name__}:PointMass", max_episode_steps=50)
 gym.register("Coin-v0", entry_point=f"{__name__}:Coin", max_episode_steps=5)
 gym.register("CrashStep-v0", entry_point=f"{__name__}:CrashStep", max_episode_steps=50)
 gym.register("HangStep-v0", entry_point=f"{__name__}:HangStep", max_episode_steps=50)
 gym.register("Unbounded-v0", entry_point=f"{__name__}:Unbounded", max_episode_steps=50)
+gym.register("NeedsPackage-v0", entry_point=needs_package, max_episode_steps=50)

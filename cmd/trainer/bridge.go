@@ -131,7 +131,7 @@ func describe(ctx context.Context, c *envclient.Client, env string, kw envclient
 				aliases = append(aliases, a)
 			}
 			sort.Strings(aliases)
-			msg := fmt.Sprintf("unknown env %q", env)
+			msg := fmt.Sprintf("unknown env %s", clipped(env))
 			if s := suggest(env, list.EnvIDs); s != "" {
 				msg += fmt.Sprintf(": did you mean %s?", s)
 			}
@@ -142,6 +142,10 @@ func describe(ctx context.Context, c *envclient.Client, env string, kw envclient
 			return info, usageError{fmt.Errorf("%s (the bridge knows the paper names %s and %d gymnasium ids; ListEnvs lists them)",
 				msg, strings.Join(aliases, ", "), len(list.EnvIDs)-len(aliases))}
 		}
+	}
+	if status.Code(err) == codes.FailedPrecondition {
+		// The bridge cannot make the env (a package it lacks): its one line.
+		return info, fmt.Errorf("env %s: %s", clipped(env), status.Convert(err).Message())
 	}
 	if status.Code(err) == codes.InvalidArgument && len(kw) > 0 {
 		// The bridge refused a kwarg's value (it names it): a bad --kwarg.

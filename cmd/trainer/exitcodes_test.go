@@ -35,8 +35,9 @@ func writePolicy(t *testing.T, env string, rows, cols int) string {
 }
 
 // TestExitCodes is the rule of `trainer -h` (0 done, 1 failed: a file that
-// is there but bad, 2 bad command line) over the cases issue 43 found
-// broken, each subcommand the same way.
+// is there but bad, 2 bad command line, a missing file included) over the
+// cases issues 43 and 52 found broken, each subcommand the same way, each
+// said in one line of at most 1000 characters.
 func TestExitCodes(t *testing.T) {
 	hopper := writePolicy(t, "Hopper-v1", 3, 11)
 	nowhere := writePolicy(t, "Nowhere-v1", 3, 11)
@@ -61,10 +62,21 @@ func TestExitCodes(t *testing.T) {
 		{"render of a wrong-shaped policy", []string{"render", "--policy", shape, "-o", gif}, exitFailure, shape},
 		{"eval of an npz", append([]string{"eval", "--policy", npz}, bridge...), exitFailure, "export"},
 		{"eval of a missing file", []string{"eval", "--policy", filepath.Join(out, "none.json")}, exitUsage, "none.json"},
+		// Issue 52's rows.
+		{"table of a missing directory", []string{"table", "/nonexistent"}, exitUsage, "/nonexistent"},
+		{"plot of a missing directory", []string{"plot", "/nonexistent", "-o", filepath.Join(out, "c.png")}, exitUsage, "/nonexistent"},
+		{"convex of a missing --data", []string{"convex", "--data", "/nonexistent", "--out", filepath.Join(t.TempDir(), "cv")}, exitUsage, "/nonexistent"},
+		{"version with a flag", []string{"version", "--bogus-flag"}, exitUsage, "--bogus-flag"},
+		{"eval with a missing TLS CA", []string{"eval", "--policy", hopper, "--bridge", bridgeAddr, "--bridge-tls", "ca=/nonexistent"}, exitUsage, "ca=/nonexistent"},
+		{"eval with a malformed --bridge", []string{"eval", "--policy", hopper, "--bridge", "http://x y"}, exitUsage, "--bridge"},
+		{"a flag as --env's module", append([]string{"--env", "--workers=64:X", "--out", out}, bridge...), exitUsage, "not a Python module name"},
+		{"-h as --env's module", []string{"--env", "-h:X", "--out", out}, exitUsage, "not a Python module name"},
+		{"an env that needs jax", append([]string{"--env", "phys2d/CartPole-v0", "--out", out}, bridge...), exitFailure, "needs a package"},
+		{"a 5000-character env id", append([]string{"--env", strings.Repeat("x", 5000), "--out", out}, bridge...), exitUsage, "5000 characters"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, stderr := trainer(t, c.args...)
-			if code != c.code || !strings.Contains(stderr, c.names) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			if code != c.code || !strings.Contains(stderr, c.names) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || len(stderr) > 1000 {
 				t.Errorf("exit %d, want %d, one line naming %q:\n%s", code, c.code, c.names, stderr)
 			}
 		})

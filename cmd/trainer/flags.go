@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -120,6 +121,23 @@ func (b *bridgeFlags) register(fs *flag.FlagSet) {
 func (b *bridgeFlags) check() error {
 	if b.tls.CA != "" && b.bridge == "" {
 		return errors.New("flag --bridge-tls needs --bridge (a running bridge's address): the local bridge the trainer starts is plaintext on loopback")
+	}
+	if b.bridge != "" {
+		// A malformed address is refused at once, not dialled for
+		// --bridge-timeout.
+		if err := envclient.CheckTarget(b.bridge); err != nil {
+			return fmt.Errorf("invalid value for flag --bridge: %w", err)
+		}
+	}
+	for _, f := range [][2]string{{"ca", b.tls.CA}, {"cert", b.tls.Cert}, {"key", b.tls.Key}} {
+		if f[1] == "" {
+			continue
+		}
+		if _, err := os.Stat(f[1]); errors.Is(err, os.ErrNotExist) {
+			// A missing file is a bad command line; one that is there but
+			// bad fails when it is read (exit 1).
+			return fmt.Errorf("flag --bridge-tls: %s=%s: %w", f[0], f[1], err)
+		}
 	}
 	return nil
 }

@@ -113,7 +113,7 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 	case sub == "train" && len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
 		fmt.Fprintln(stdout, usageText)
 	case sub == "train" && len(args) == 1 && (args[0] == "-version" || args[0] == "--version"):
-		sub = "version"
+		sub, args = "version", nil
 	}
 	if sub != "train" {
 		var cancel context.CancelFunc
@@ -144,6 +144,10 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 	case "convex":
 		err = runConvex(ctx, args, stdout, stderr)
 	case "version":
+		if len(args) > 0 {
+			fmt.Fprintf(stderr, "trainer version: unexpected argument %q: version takes no flags or arguments\n", args[0])
+			return exitUsage
+		}
 		fmt.Fprintln(stdout, version())
 		return exitOK
 	case "help":

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/stpis/stpis/convex/figures"
@@ -128,6 +129,11 @@ func loadRuns(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) ([]repo
 	}
 	if len(dirs) == 0 {
 		return nil, usageError{errors.New("give at least one run directory (or a directory above runs)")}
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); errors.Is(err, os.ErrNotExist) {
+			return nil, usageError{fmt.Errorf("%s: no such file or directory", d)}
+		}
 	}
 	runs, skipped, err := report.Load(dirs...)
 	if err != nil {

@@ -237,6 +237,9 @@ func runTrain(ctx context.Context, graceful <-chan struct{}, args []string, stdo
 	if err != nil {
 		return err
 	}
+	if err := checkEnvID(cfg.Problem.Env); err != nil {
+		return err
+	}
 	if s := misspeltTask(cfg.Problem.Env); s != "" {
 		return usageError{fmt.Errorf("flag --env: %q is not a task the trainer knows: did you mean %s?", cfg.Problem.Env, s)}
 	}
