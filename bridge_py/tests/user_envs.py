@@ -5,8 +5,9 @@ origin), ``Coin-v0`` (a Discrete action space, which a linear policy cannot act
 on), ``CrashStep-v0`` (its ``step`` ends the worker with ``os._exit(3)``),
 ``HangStep-v0`` (its ``step`` sleeps for an hour), ``Unbounded-v0`` (a Box action
 space with infinite bounds) and ``NeedsPackage-v0`` (made, it imports a package that
-is not installed, as gymnasium's phys2d envs import jax). The Go test ``TestUserEnvModule`` trains PointMass end to
-end through a local bridge, with this directory on PYTHONPATH.
+is not installed, as gymnasium's phys2d envs import jax). The Go test
+``TestUserEnvModule`` trains PointMass end to end through a local bridge, with this
+directory on PYTHONPATH.
 """
 
 from __future__ import annotations
