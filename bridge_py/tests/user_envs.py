@@ -90,12 +90,14 @@ class Unbounded(PointMass):
         return self._state.copy(), -float(x * x), False, False, {}
 
 
-def needs_package() -> gym.Env[np.ndarray, np.ndarray]:
-    """Make an env that needs a package nobody installs."""
-    import importlib
+class NeedsPackage(PointMass):
+    """PointMass that needs a package nobody installs, imported when it is made."""
 
-    importlib.import_module("stpis_not_installed_package")
-    return PointMass()
+    def __init__(self) -> None:
+        import importlib
+
+        importlib.import_module("stpis_not_installed_package")
+        super().__init__()
 
 
 gym.register("PointMass-v0", entry_point=f"{__name__}:PointMass", max_episode_steps=50)
@@ -103,4 +105,4 @@ gym.register("Coin-v0", entry_point=f"{__name__}:Coin", max_episode_steps=5)
 gym.register("CrashStep-v0", entry_point=f"{__name__}:CrashStep", max_episode_steps=50)
 gym.register("HangStep-v0", entry_point=f"{__name__}:HangStep", max_episode_steps=50)
 gym.register("Unbounded-v0", entry_point=f"{__name__}:Unbounded", max_episode_steps=50)
-gym.register("NeedsPackage-v0", entry_point=needs_package, max_episode_steps=50)
+gym.register("NeedsPackage-v0", entry_point=f"{__name__}:NeedsPackage", max_episode_steps=50)
