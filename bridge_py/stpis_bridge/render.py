@@ -22,6 +22,7 @@ import contextlib
 import json
 import math
 import os
+import signal
 import sys
 import tempfile
 from dataclasses import asdict, dataclass
@@ -40,6 +41,46 @@ MAX_HORIZON = 100_000
 
 class RenderError(ValueError):
     """A render request that cannot be met; the message names the field and the limit."""
+
+
+class NotMujocoError(RuntimeError):
+    """The policy's env is not a MuJoCo env: there is no MuJoCo scene to draw."""
+
+
+def _temp_prefix(target: Path) -> str:
+    return f".{target.name}.tmp"
+
+
+def remove_stale(target: Path) -> list[str]:
+    """Remove the temporary files an interrupted render of ``target`` left; return their names.
+
+    They are ``.NAME.tmpXXXXXXXX.SUFFIX`` beside the target (``tempfile.mkstemp``'s
+    names), as ``trainer --resume`` removes a killed trainer's ``.NAME.tmp…`` files.
+    """
+    prefix = _temp_prefix(target)
+    removed: list[str] = []
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return removed
+    for name in names:
+        middle = name[len(prefix) : len(name) - len(target.suffix)]
+        if (
+            name.startswith(prefix)
+            and name.endswith(target.suffix)
+            and len(middle) == 8
+            and all(c.isalnum() or c == "_" for c in middle)
+        ):
+            with contextlib.suppress(FileNotFoundError):
+                (target.parent / name).unlink()
+                removed.append(name)
+    return removed
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 @dataclass(frozen=True)
@@ -92,6 +133,7 @@ def render(
     import gymnasium as gym
     import imageio.v2 as imageio
     import mujoco
+    from gymnasium.envs.mujoco.mujoco_env import MujocoEnv
 
     from stpis_bridge import policy
 
@@ -99,7 +141,20 @@ def render(
     check(target, episodes, width, height, every, horizon)
     pi = policy.load(policy_path)
     env_id = pi.gymnasium_id
-    env = gym.make(env_id, max_episode_steps=horizon or None)
+    env = gym.make(env_id)
+    limit = env.spec.max_episode_steps if env.spec is not None else None
+    if not isinstance(env.unwrapped, MujocoEnv):
+        env.close()
+        raise NotMujocoError(
+            f"{env_id} is not a MuJoCo env ({type(env.unwrapped).__name__}): render draws "
+            "MuJoCo envs only (trainer eval runs any env)"
+        )
+    if horizon and limit and horizon > limit:
+        env.close()
+        raise RenderError(f"horizon: {horizon} is beyond {env_id}'s episodes of {limit} steps")
+    if horizon:
+        env.close()
+        env = gym.make(env_id, max_episode_steps=horizon)
     model = env.unwrapped.model  # type: ignore[attr-defined]
     dt = float(env.unwrapped.dt)  # type: ignore[attr-defined]
     stride = every or max(1, round(1 / (30 * dt)))
@@ -114,12 +169,16 @@ def render(
     camera.elevation = -25.0
     camera.azimuth = 90.0
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale(target)
     # Written to a temporary file beside the target (with its suffix, which picks the
-    # format), renamed over it once complete: a render that fails leaves the target
-    # as it was.
+    # format), renamed over it once complete: a render that fails or is interrupted
+    # (SIGINT, SIGTERM: main turns both into exceptions) leaves the target as it was
+    # and removes the temporary file. Its mode follows the umask, as a file the user
+    # wrote would (mkstemp's is 0600).
     fd, name = tempfile.mkstemp(
-        prefix=f".{target.name}.tmp", suffix=target.suffix, dir=target.parent
+        prefix=_temp_prefix(target), suffix=target.suffix, dir=target.parent
     )
+    os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     partial = Path(name)
     if target.suffix.lower() == ".gif":
@@ -203,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--horizon", type=int, default=0, help="steps per episode (0: the env's)")
     args = parser.parse_args(argv)
     os.environ.setdefault("MUJOCO_GL", "egl")
+    # SIGTERM unwinds as SIGINT does, so that the temporary file is removed.
+    signal.signal(signal.SIGTERM, _interrupted)
     from stpis_bridge.policy import PolicyFileError
 
     try:
@@ -222,9 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     except RenderError as exc:
         print(f"render: {exc}", file=sys.stderr)
         return 2
-    except PolicyFileError as exc:  # a bad file, not a bad command line: 1, as trainer eval
+    except (PolicyFileError, NotMujocoError) as exc:
+        # A bad file, or one of an env render cannot draw: not a bad command line (1).
         print(f"render: {exc}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("render: interrupted", file=sys.stderr)
+        return 130
     except ValueError as exc:  # the policy's action is not finite (Policy.act)
         print(f"render: {args.policy}: {exc}", file=sys.stderr)
         return 1
@@ -232,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
     result["returns"] = [r if math.isfinite(r) else None for r in done.returns]
     print(json.dumps(result))
     return 0
+
+
+def _interrupted(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +93,8 @@ def test_frames_match_the_episode_and_move(tmp_path: Path, suffix: str) -> None:
         (["--out", "x.gif", "--width", "33"], "size"),
         (["--out", "x.gif", "--every", "-1"], "every"),
         (["--out", "x.gif", "--horizon", "-3"], "horizon"),
+        # Issue 52: beyond the env's episodes (Hopper's 1000 steps), as eval refuses.
+        (["--out", "x.gif", "--horizon", "5000"], "horizon"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path, args: list[str], field: str) -> None:
@@ -164,3 +168,71 @@ def test_failed_render_leaves_the_output_as_it_was(tmp_path: Path) -> None:
         assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
             ["x.gif", "huge.json"] + (["shape.json"] if name == "shape.json" else [])
         )
+
+
+def test_output_mode_follows_the_umask_and_stale_temporaries_go(tmp_path: Path) -> None:
+    """Issue 53 item 9: the GIF was written 0600 (mkstemp's mode); it follows the umask.
+    Issue 52 item 5: a temporary file an interrupted render left is removed by the next
+    render of the same target, and no other file is touched."""
+    pol = go_policy_file(tmp_path / "p.json", hopper_policy(4)["w"])
+    out = tmp_path / "x.gif"
+    stale = tmp_path / ".x.gif.tmpab_cd123.gif"
+    other = tmp_path / ".y.gif.tmpab_cd123.gif"
+    stale.write_bytes(b"")
+    other.write_bytes(b"")
+    old = os.umask(0o022)
+    try:
+        run_render(pol, out, "--width", "32", "--height", "32", "--horizon", "4")
+    finally:
+        os.umask(old)
+    assert out.stat().st_mode & 0o777 == 0o644
+    assert not stale.exists() and other.exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupted_render_removes_its_temporary_file(tmp_path: Path, sig: int) -> None:
+    """Issue 52 item 5: SIGINT or SIGTERM during a render left ``.x.mp4.tmp….mp4``; the
+    render now removes it, leaves the target as it was, and exits 130."""
+    pol = go_policy_file(tmp_path / "p.json", hopper_policy(5)["w"])
+    out = tmp_path / "x.mp4"
+    out.write_bytes(b"the render before")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stpis_bridge.render", "--policy", str(pol), "--out", str(out)]
+        + ["--episodes", "100", "--every", "1"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=BRIDGE_ENV,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not [p for p in tmp_path.iterdir() if p.name.startswith(".x.mp4.tmp")]:
+            assert proc.poll() is None and time.monotonic() < deadline, "no temporary file"
+            time.sleep(0.05)
+        time.sleep(0.5)  # frames written
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json", "x.mp4"]
+    assert out.read_bytes() == b"the render before"
+
+
+def test_env_that_is_not_mujoco_is_one_line(tmp_path: Path) -> None:
+    """Issue 52 item 6: a policy of a registered Box env outside MuJoCo gave a raw
+    AttributeError ('PointMass' object has no attribute 'model'); it is one line saying
+    render needs a MuJoCo env, exit 1, and nothing written."""
+    pol = go_policy_file(
+        tmp_path / "p.json", np.zeros((1, 2)), env_id="tests.user_envs:PointMass-v0"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "stpis_bridge.render", "--policy", str(pol), "--out", "x.gif"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=BRIDGE_ENV,
+        check=False,
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "is not a MuJoCo env" in proc.stderr, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.json"]

@@ -66,6 +66,7 @@ func TestExitCodes(t *testing.T) {
 		{"table of a missing directory", []string{"table", "/nonexistent"}, exitUsage, "/nonexistent"},
 		{"plot of a missing directory", []string{"plot", "/nonexistent", "-o", filepath.Join(out, "c.png")}, exitUsage, "/nonexistent"},
 		{"convex of a missing --data", []string{"convex", "--data", "/nonexistent", "--out", filepath.Join(t.TempDir(), "cv")}, exitUsage, "/nonexistent"},
+		{"plot to a .jpg", []string{"plot", filepath.Join("..", "..", "results", "other"), "-o", filepath.Join(out, "c.jpg")}, exitUsage, "c.jpg"},
 		{"version with a flag", []string{"version", "--bogus-flag"}, exitUsage, "--bogus-flag"},
 		{"eval with a missing TLS CA", []string{"eval", "--policy", hopper, "--bridge", bridgeAddr, "--bridge-tls", "ca=/nonexistent"}, exitUsage, "ca=/nonexistent"},
 		{"eval with a malformed --bridge", []string{"eval", "--policy", hopper, "--bridge", "http://x y"}, exitUsage, "--bridge"},

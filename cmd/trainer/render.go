@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/stpis/stpis/envclient/localbridge"
 )
@@ -52,8 +55,16 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := parseFlags(fs, args, stdout); err != nil {
 		return err
 	}
+	both := 0
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "o" || f.Name == "out" {
+			both++
+		}
+	})
 	w, h, err := parseSize(*size)
 	switch {
+	case both > 1:
+		return usageError{errors.New("flags -o and --out are the same: give one")}
 	case fs.NArg() > 0:
 		return usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
 	case *path == "":
@@ -90,7 +101,13 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"--episodes", strconv.Itoa(*episodes), "--seed", strconv.FormatUint(*seed, 10),
 		"--width", strconv.Itoa(w), "--height", strconv.Itoa(h), "--every", strconv.Itoa(*every), "--horizon", strconv.Itoa(*horizon))
 	cmd.Dir = dir
-	cmd.Env = os.Environ()
+	// PYTHONPATH's relative entries name what they name here, as for the
+	// local bridge of train and eval (the render runs in the bridge's dir).
+	cmd.Env = localbridge.Environ()
+	// Interrupted, the render is asked to stop (SIGTERM: it removes its
+	// temporary file), and killed if it has not within WaitDelay.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
 	if os.Getenv("MUJOCO_GL") == "" {
 		cmd.Env = append(cmd.Env, "MUJOCO_GL=egl")
 	}
@@ -98,6 +115,9 @@ func runRender(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	cmd.Stdout, cmd.Stderr = &so, &se
 	runErr := cmd.Run()
 	if ctx.Err() != nil {
+		// A render killed before it could clean up leaves its temporary
+		// file; the next render of the target removes it too.
+		removeRenderTemps(absOut)
 		return ctx.Err()
 	}
 	var ee *exec.ExitError
@@ -165,4 +185,23 @@ func parseSize(v string) (w, h int, err error) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// removeRenderTemps removes the temporary files of renders of out that
+// were interrupted: .NAME.tmpXXXXXXXX.EXT beside it (stpis_bridge.render's
+// names).
+func removeRenderTemps(out string) {
+	dir, name := filepath.Split(out)
+	ext := filepath.Ext(name)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	prefix := "." + name + ".tmp"
+	for _, e := range entries {
+		n := e.Name()
+		if e.Type().IsRegular() && strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ext) && len(n) == len(prefix)+8+len(ext) {
+			_ = os.Remove(filepath.Join(dir, n))
+		}
+	}
 }

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"image"
 	"image/gif"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stpis/stpis/policy"
 )
@@ -102,6 +106,10 @@ func TestRenderBadInput(t *testing.T) {
 		{"--policy", pol, "-o", filepath.Join(dir, "x.gif"), "--size", "33x20"},
 		{"--policy", pol, "-o", filepath.Join(dir, "x.gif"), "--every", "-2"},
 		{"--policy", pol},
+		// Issue 52: both names of the output (the last silently won), and a
+		// horizon beyond Hopper's 1000 steps (eval refuses it).
+		{"--policy", pol, "-o", filepath.Join(dir, "x.gif"), "--out", filepath.Join(dir, "x.mp4")},
+		{"--policy", pol, "-o", filepath.Join(dir, "x.gif"), "--horizon", "5000"},
 	} {
 		code, _, stderr := trainer(t, append([]string{"render"}, args...)...)
 		if code != exitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.HasPrefix(stderr, "trainer render: ") {
@@ -110,5 +118,53 @@ func TestRenderBadInput(t *testing.T) {
 	}
 	if m, _ := filepath.Glob(filepath.Join(dir, "x.*")); len(m) != 0 {
 		t.Errorf("bad input left files: %v", m)
+	}
+}
+
+// TestRenderFindsUserModulesAsTrainDoes: with a relative PYTHONPATH, render
+// finds a user's module as train and eval do (it failed with
+// ModuleNotFoundError), and a policy of an env outside MuJoCo is refused in
+// one line saying render needs a MuJoCo env (it gave a raw AttributeError)
+// (issue 52 item 6).
+func TestRenderFindsUserModulesAsTrainDoes(t *testing.T) {
+	t.Setenv("PYTHONPATH", filepath.Join("..", "..", "bridge_py", "tests"))
+	pol := writePolicy(t, "user_envs:PointMass-v0", 1, 2)
+	out := filepath.Join(t.TempDir(), "x.gif")
+	code, _, stderr := trainer(t, "render", "--policy", pol, "-o", out)
+	if code != exitFailure || !strings.Contains(stderr, "is not a MuJoCo env") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, want %d and one line saying render needs a MuJoCo env:\n%s", code, exitFailure, stderr)
+	}
+}
+
+// TestInterruptedRenderLeavesNoTemporary: a render interrupted (its context
+// cancelled, as a signal does) exits 130 and leaves neither its temporary
+// file nor a target (issue 52 item 5).
+func TestInterruptedRenderLeavesNoTemporary(t *testing.T) {
+	pol := hopperPolicy(t)
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- run(ctx, make(chan struct{}), []string{"render", "--policy", pol, "-o", filepath.Join(dir, "x.mp4"), "--episodes", "100", "--every", "1"}, io.Discard, &stderr)
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if m, _ := filepath.Glob(filepath.Join(dir, ".x.mp4.tmp*")); len(m) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no temporary file within a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	if code := <-done; code != exitInterrupted {
+		t.Errorf("exit %d, want %d\n%s", code, exitInterrupted, stderr.String())
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("an interrupted render left %v", entries)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/stpis/stpis/convex/figures"
@@ -23,6 +24,10 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	runs, err := loadRuns(fs, args, stdout, stderr)
 	if err != nil {
 		return err
+	}
+	if !strings.EqualFold(filepath.Ext(*out), ".png") {
+		// The plots are PNG: x.jpg would hold PNG bytes.
+		return usageError{fmt.Errorf("invalid value %q for flag -o: want a name ending in .png (the plots are PNG)", *out)}
 	}
 	defaults := defaultLabels(runs)
 	if *methods != "" {

@@ -87,6 +87,19 @@ func absPathList(list string) string {
 	return strings.Join(parts, string(os.PathListSeparator))
 }
 
+// Environ is the environment a Python the trainer starts in the bridge's
+// directory runs with: this process's, with PYTHONPATH's relative entries
+// made absolute (they name what they named here) and unbuffered output.
+// The local bridge and `trainer render` both use it, so that they find a
+// user's env module alike.
+func Environ() []string {
+	env := append(os.Environ(), "PYTHONUNBUFFERED=1")
+	if pp, ok := os.LookupEnv("PYTHONPATH"); ok {
+		env = append(env, "PYTHONPATH="+absPathList(pp))
+	}
+	return env
+}
+
 // Bridge is a running bridge subprocess.
 type Bridge struct {
 	cmd    *exec.Cmd
@@ -127,10 +140,7 @@ func Start(ctx context.Context, opts Options) (*Bridge, error) {
 	cmd.Dir = dir
 	// The bridge runs in Dir: PYTHONPATH's relative entries are made
 	// absolute, so that they name what they named where Start was called.
-	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
-	if pp, ok := os.LookupEnv("PYTHONPATH"); ok {
-		cmd.Env = append(cmd.Env, "PYTHONPATH="+absPathList(pp))
-	}
+	cmd.Env = Environ()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	tail := &tailBuffer{max: 32 << 10} // room for a stack dump
 	if opts.Stderr != nil {
