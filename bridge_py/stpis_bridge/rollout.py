@@ -212,6 +212,12 @@ def run_episode(
         minimum(action, high, out=action)
         obs_raw, reward, terminated, truncated, _ = step(action)
         length += 1
+        if isinstance(reward, str | bytes):
+            # float() would read "1.0": an env that returns text is broken.
+            raise TypeError(
+                f"the env's step returned the reward {reward!r:.60} (a {type(reward).__name__}) "
+                f"at step {length - 1}: want a number"
+            )
         r = float(reward)
         if not isfinite(r):
             detail = reward_detail(r, length - 1)

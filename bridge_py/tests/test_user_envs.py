@@ -141,3 +141,24 @@ def test_env_that_needs_a_missing_package_is_one_clear_line() -> None:
             assert "stpis_not_installed_package" in details and "\n" not in details
     finally:
         running.stop(grace=1)
+
+
+def test_reward_given_as_text_is_refused() -> None:
+    """Issue 52: a reward returned as the string "1.0" was read as 1.0 silently; the
+    episode fails (INTERNAL, the env's step is broken), saying what it returned."""
+    running = start_server(env_modules=("tests.user_envs",))
+    try:
+        with grpc.insecure_channel(running.address) as channel:
+            stub = pbg.EnvBridgeServiceStub(channel)
+            spec = pb.EpisodeSpec(
+                env_id="tests.user_envs:StringReward-v0",
+                policy=policy(np.zeros((1, 2))),
+                horizon=5,
+                seed=1,
+            )
+            with pytest.raises(grpc.RpcError) as err:
+                stub.Rollout(pb.RolloutRequest(episodes=[spec]), timeout=60)
+            assert err.value.code() == grpc.StatusCode.INTERNAL
+            assert "the reward '1.0' (a str)" in err.value.details(), err.value.details()
+    finally:
+        running.stop(grace=1)

@@ -4,7 +4,8 @@ Importing this module registers ``PointMass-v0`` (a Box env: push a unit mass to
 origin), ``Coin-v0`` (a Discrete action space, which a linear policy cannot act
 on), ``CrashStep-v0`` (its ``step`` ends the worker with ``os._exit(3)``),
 ``HangStep-v0`` (its ``step`` sleeps for an hour), ``Unbounded-v0`` (a Box action
-space with infinite bounds) and ``NeedsPackage-v0`` (made, it imports a package that
+space with infinite bounds), ``StringReward-v0`` (its reward is the string "1.0") and
+``NeedsPackage-v0`` (made, it imports a package that
 is not installed, as gymnasium's phys2d envs import jax). The Go test
 ``TestUserEnvModule`` trains PointMass end to end through a local bridge, with this
 directory on PYTHONPATH.
@@ -90,6 +91,14 @@ class Unbounded(PointMass):
         return self._state.copy(), -float(x * x), False, False, {}
 
 
+class StringReward(PointMass):
+    """PointMass whose reward is text, "1.0", which float() would read."""
+
+    def step(self, action: np.ndarray) -> tuple[np.ndarray, Any, bool, bool, dict[str, Any]]:
+        obs, _, terminated, truncated, info = super().step(action)
+        return obs, "1.0", terminated, truncated, info
+
+
 class NeedsPackage(PointMass):
     """PointMass that needs a package nobody installs, imported when it is made."""
 
@@ -106,3 +115,4 @@ gym.register("CrashStep-v0", entry_point=f"{__name__}:CrashStep", max_episode_st
 gym.register("HangStep-v0", entry_point=f"{__name__}:HangStep", max_episode_steps=50)
 gym.register("Unbounded-v0", entry_point=f"{__name__}:Unbounded", max_episode_steps=50)
 gym.register("NeedsPackage-v0", entry_point=f"{__name__}:NeedsPackage", max_episode_steps=50)
+gym.register("StringReward-v0", entry_point=f"{__name__}:StringReward", max_episode_steps=50)

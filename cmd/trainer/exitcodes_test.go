@@ -46,6 +46,10 @@ func TestExitCodes(t *testing.T) {
 	if err := os.WriteFile(npz, []byte("PK\x03\x04"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	result := filepath.Join(t.TempDir(), rundir.ResultFile)
+	if err := os.WriteFile(result, []byte(`{"version":3,"run_id":"r","reached":false,"episodes":40,"sha256":"x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := t.TempDir()
 	gif := filepath.Join(t.TempDir(), "x.gif")
 	bridge := []string{"--bridge", bridgeAddr, "--log-level", "error"}
@@ -67,6 +71,7 @@ func TestExitCodes(t *testing.T) {
 		{"plot of a missing directory", []string{"plot", "/nonexistent", "-o", filepath.Join(out, "c.png")}, exitUsage, "/nonexistent"},
 		{"convex of a missing --data", []string{"convex", "--data", "/nonexistent", "--out", filepath.Join(t.TempDir(), "cv")}, exitUsage, "/nonexistent"},
 		{"plot to a .jpg", []string{"plot", filepath.Join("..", "..", "results", "other"), "-o", filepath.Join(out, "c.jpg")}, exitUsage, "c.jpg"},
+		{"eval of a result.json", append([]string{"eval", "--policy", result}, bridge...), exitFailure, "not a policy file"},
 		{"version with a flag", []string{"version", "--bogus-flag"}, exitUsage, "--bogus-flag"},
 		{"eval with a missing TLS CA", []string{"eval", "--policy", hopper, "--bridge", bridgeAddr, "--bridge-tls", "ca=/nonexistent"}, exitUsage, "ca=/nonexistent"},
 		{"eval with a malformed --bridge", []string{"eval", "--policy", hopper, "--bridge", "http://x y"}, exitUsage, "--bridge"},
