@@ -57,7 +57,10 @@ POLICY = {
 
 
 # Weights whose action overflows to NaN: render fails, and must leave x.gif as it was.
-HUGE = {**POLICY, "policy": {"rows": 3, "cols": 11, "w": [1.7e308, -1.7e308] * 16 + [1.7e308]}}
+HUGE = {
+    **POLICY,
+    "policy": {"rows": 3, "cols": 11, "w": [1.7e308, -1.7e308] * 16 + [1.7e308]},
+}
 
 
 def policy(edit: dict[str, object], cmd: str, code: int, needle: str) -> Case:
@@ -76,6 +79,167 @@ def policy(edit: dict[str, object], cmd: str, code: int, needle: str) -> Case:
 def bridge(*argv: str, needle: str) -> Case:
     return Case("bridge flags", [PYTHON, "-m", "stpis_bridge", *argv], 2, needle)
 
+
+# Issue 52's cases: the exit code rule's rows, convex's refusals, and envs that are
+# at fault (run through a local bridge allowed tests.user_envs: PYTHONPATH is bridge_py).
+LABELS = "-5 1:0.5 2:1\n3 1:1\n-5 2:0.3\n3 1:0.2 2:0.1\n"
+NOT_MUJOCO = {**POLICY, "env_id": "tests.user_envs:PointMass-v0"}
+NOT_MUJOCO["policy"] = {"rows": 1, "cols": 2, "w": [0.0, 0.0]}
+NOT_MUJOCO["normalizer"] = {"count": 0, "mean": [0.0, 0.0], "m2": [0.0, 0.0]}
+RESULT = {"version": 3, "run_id": "r", "reached": False, "episodes": 40}
+ISSUE_52: list[Case] = [
+    Case("report", [TRAINER, "plot", "nowhere", "-o", "c.png"], 2, "nowhere"),
+    Case(
+        "report",
+        [TRAINER, "plot", str(REPO / "results" / "other"), "-o", "c.jpg"],
+        2,
+        "c.jpg",
+    ),
+    Case(
+        "convex",
+        [TRAINER, "convex", "--data", "nowhere.svm", "--out", "o"],
+        2,
+        "nowhere",
+    ),
+    Case(
+        "convex",
+        [
+            TRAINER,
+            "convex",
+            "--data",
+            "f.svm",
+            "--only",
+            "table",
+            "--runs",
+            "1",
+            "--out",
+            "o",
+        ],
+        1,
+        "not a regular file",
+        (),
+        run_files.fifo("f.svm"),
+    ),
+    Case(
+        "convex",
+        [TRAINER, "convex", "--data", "/dev/zero", "--only", "table", "--out", "o"],
+        1,
+        "not a regular file",
+    ),
+    Case(
+        "convex",
+        [
+            TRAINER,
+            "convex",
+            "--data",
+            "l.svm",
+            "--problem",
+            "svm",
+            "--runs",
+            "1",
+            "--out",
+            "o",
+        ],
+        1,
+        "not two classes",
+        (("l.svm", LABELS),),
+    ),
+    Case("convex", [TRAINER, "convex", "--runs", "1000000000", "--out", "o"], 2, "--runs"),
+    Case(
+        "convex",
+        [TRAINER, "convex", "--data", "l.svm", "--only", "figure1", "--out", "o"],
+        2,
+        "--only figure1",
+        (("l.svm", LABELS),),
+    ),
+    Case("version", [TRAINER, "version", "--bogus-flag"], 2, "--bogus-flag"),
+    Case(
+        "eval flags",
+        [TRAINER, "eval", "--policy", "p.json", "--bridge", "127.0.0.1:1"]
+        + ["--bridge-tls", "ca=/nonexistent"],
+        2,
+        "ca=/nonexistent",
+    ),
+    Case(
+        "eval flags",
+        [TRAINER, "eval", "--policy", "p.json", "--bridge", "http://x y"],
+        2,
+        "--bridge",
+    ),
+    Case(
+        "eval policy files",
+        [TRAINER, "eval", "--policy", "result.json"],
+        1,
+        "not a policy file",
+        (("result.json", json.dumps(RESULT)),),
+    ),
+    Case(
+        "train flags",
+        [TRAINER, "--env", "--workers=64:X"],
+        2,
+        "not a Python module name",
+    ),
+    Case("train flags", [TRAINER, "--env", "-h:X"], 2, "not a Python module name"),
+    Case("train flags", [TRAINER, "--env", "x" * 5000], 2, "5000 characters"),
+    Case(
+        "render flags",
+        [TRAINER, "render", "--policy", "p.json", "-o", "x.gif", "--horizon", "5000"],
+        2,
+        "horizon",
+    ),
+    Case(
+        "render flags",
+        [TRAINER, "render", "--policy", "p.json", "-o", "x.gif", "--out", "y.mp4"],
+        2,
+        "-o and --out",
+    ),
+    Case(
+        "render policy files",
+        [TRAINER, "render", "--policy", "n.json", "-o", "x.gif"],
+        1,
+        "not a MuJoCo env",
+        (("n.json", json.dumps(NOT_MUJOCO)),),
+    ),
+    Case(
+        "envs at fault",
+        [
+            TRAINER,
+            "--env",
+            "phys2d/CartPole-v0",
+            "--workers",
+            "1",
+            "--log-level",
+            "error",
+        ],
+        1,
+        "needs a package",
+        gone=("runs",),
+    ),
+    Case(
+        "envs at fault",
+        [TRAINER, "--env", "tests.user_envs:CrashStep-v0", "--workers", "1"]
+        + ["--max-episodes", "16", "--log-level", "error"],
+        1,
+        "the env's fault",
+        gone=("runs",),
+    ),
+    Case(
+        "envs at fault",
+        [
+            TRAINER,
+            "--env",
+            "Hopper-v1",
+            "--kwarg",
+            "reset_noise_scale=1e30",
+            "--workers",
+            "1",
+        ]
+        + ["--max-episodes", "16", "--log-level", "error"],
+        1,
+        "diverged",
+        gone=("runs",),
+    ),
+]
 
 CASES: list[Case] = [
     flags("--k", "0", needle="--k"),
@@ -125,7 +289,12 @@ CASES: list[Case] = [
     config('{"env": "Hopper-v1"}', "run.json", "r.json"),
     config('{"config": {"method": "sgd"}}', "sgd", "r.json"),
     Case("config files", [TRAINER, "--config", "missing.yaml"], 2, "missing.yaml"),
-    Case("config files", [TRAINER, "config", "--env", "Hopper-v1", "--method", "x"], 2, "method"),
+    Case(
+        "config files",
+        [TRAINER, "config", "--env", "Hopper-v1", "--method", "x"],
+        2,
+        "method",
+    ),
     policy({"normalizer.m2": [-1.0] * 11}, "eval", 1, "normalizer.m2"),
     policy({"normalizer.mean": [1e400] * 11}, "eval", 1, "p.json"),
     policy({"policy.w": [0.0] * 5}, "eval", 1, "p.json"),
@@ -133,8 +302,18 @@ CASES: list[Case] = [
     policy({"sha256": "0" * 64}, "eval", 1, "checksum"),
     policy({"normalizer.m2": [-1.0] * 11}, "render", 1, "normalizer.m2"),
     policy({"policy.rows": 0}, "render", 1, "p.json"),
-    Case("render flags", [TRAINER, "render", "--policy", "p.json", "-o", "x.avi"], 2, ".gif"),
-    Case("render flags", [TRAINER, "render", "--policy", "none.json", "-o", "x.gif"], 2, "none"),
+    Case(
+        "render flags",
+        [TRAINER, "render", "--policy", "p.json", "-o", "x.avi"],
+        2,
+        ".gif",
+    ),
+    Case(
+        "render flags",
+        [TRAINER, "render", "--policy", "none.json", "-o", "x.gif"],
+        2,
+        "none",
+    ),
     Case("render flags", [TRAINER, "render", "--policy", "p.json"], 2, "-o"),
     Case(
         "render flags",
@@ -148,7 +327,7 @@ CASES: list[Case] = [
         2,
         "episodes",
     ),
-    Case("report", [TRAINER, "table", "nowhere"], 1, "nowhere"),
+    Case("report", [TRAINER, "table", "nowhere"], 2, "nowhere"),
     Case("report", [TRAINER, "plot"], 2, "run director"),
     Case("report", [TRAINER, "table", "--bogus", "."], 2, "bogus"),
     bridge("--workers", "0", needle="--workers"),
@@ -201,7 +380,16 @@ CASES: list[Case] = [
     policy({"policy.rows": 2, "policy.w": [0.0] * 22}, "render", 1, "p.json"),
     Case(
         "eval flags",
-        [TRAINER, "eval", "--policy", "p.json", "--horizon", "5000", "--log-level", "error"],
+        [
+            TRAINER,
+            "eval",
+            "--policy",
+            "p.json",
+            "--horizon",
+            "5000",
+            "--log-level",
+            "error",
+        ],
         2,
         "horizon",
     ),
@@ -228,6 +416,7 @@ CASES: list[Case] = [
         (("huge.json", json.dumps(HUGE)), ("x.gif", "the render before")),
     ),
     *(Case(*spec) for spec in run_files.CASES),
+    *ISSUE_52,
 ]
 
 

@@ -142,7 +142,12 @@ def unfinished(damage: Callable[[Path, Path], None]) -> Setup:
 
 
 def _forge_result(run: Path, _: Path, drop: bool) -> None:
-    _edit(run / "result.json", reached=True, episodes_to_threshold=24, sha256=None if drop else "")
+    _edit(
+        run / "result.json",
+        reached=True,
+        episodes_to_threshold=24,
+        sha256=None if drop else "",
+    )
 
 
 def _mix(names: tuple[str, ...]) -> Callable[[Path, Path], None]:
@@ -181,7 +186,10 @@ def _truncate(name: str) -> Callable[[Path, Path], None]:
 
 
 def _stale(run: Path, _: Path) -> None:
-    for name in (".policy.json.tmp0123456789abcdef", ".checkpoint.json.tmpfedcba9876543210"):
+    for name in (
+        ".policy.json.tmp0123456789abcdef",
+        ".checkpoint.json.tmpfedcba9876543210",
+    ):
         (run / name).write_text("{")
 
 
@@ -200,7 +208,30 @@ def report(argv: list[str], needle: str, setup: Setup) -> Spec:
 def resume(needle: str, damage: Callable[[Path, Path], None], code: int = 1) -> Spec:
     """--resume of the damaged unfinished run (seed 3): refused now, its lock let go."""
     extra = ["--stop-after", "1"] if code == 0 else []
-    return Spec("resume run files", RESUME + extra, code, needle, (), unfinished(damage), (LOCK,))
+    return Spec(
+        "resume run files",
+        RESUME + extra,
+        code,
+        needle,
+        (),
+        unfinished(damage),
+        (LOCK,),
+    )
+
+
+def _pre_version(run: Path, _: Path) -> None:
+    """Issue 52's forgery: a finished run rewritten as if written before versions, whose
+    result then claims the threshold with a best eval its curve never saw."""
+    (run / "checkpoint.json").unlink(missing_ok=True)
+    strip = dict.fromkeys(("version", "run_id", "sha256", "curve_sha256", "schema"))
+    _edit(run / "run.json", **strip)
+    _edit(
+        run / "result.json",
+        **strip,
+        reached=True,
+        episodes_to_threshold=16,
+        best_eval=3500,
+    )
 
 
 BLANKED = one_seed(lambda run, other: _forge_result(run, other, False))
@@ -211,7 +242,12 @@ CASES: list[Spec] = [
     report(["table", SEED1], "sha256: missing or empty", DELETED),
     report(["plot", SEED1, "-o", "x.png"], "sha256: missing or empty", BLANKED),
     report(["table", SEED1], "another run", one_seed(_mix(("curve.jsonl", "result.json")))),
-    report(["eval", "--policy", SEED1], "another run", one_seed(_mix(("best_policy.json",)))),
+    report(["table", SEED1], "the result was edited", one_seed(_pre_version)),
+    report(
+        ["eval", "--policy", SEED1],
+        "another run",
+        one_seed(_mix(("best_policy.json",))),
+    ),
     report(
         ["render", "--policy", SEED1, "-o", "x.gif"],
         "another run",
@@ -229,8 +265,16 @@ CASES: list[Spec] = [
     ),
     report(["table", SEED1], "not a regular file", one_seed(_replace("curve.jsonl", False))),
     report(["table", SEED1], "not a regular file", one_seed(_replace("run.json", True))),
-    report(["eval", "--policy", SEED1], "not a regular file", one_seed(_replace("run.json", True))),
-    report(["table", SEED3], "checksum", unfinished(lambda run, _: _edit_curve_line(run, _))),
+    report(
+        ["eval", "--policy", SEED1],
+        "not a regular file",
+        one_seed(_replace("run.json", True)),
+    ),
+    report(
+        ["table", SEED3],
+        "checksum",
+        unfinished(lambda run, _: _edit_curve_line(run, _)),
+    ),
     resume("another run", _mix(("checkpoint.json", "curve.jsonl"))),
     resume("sha256: missing or empty", lambda run, _: _edit(run / "run.json", sha256="")),
     resume("run.json", _truncate("run.json")),

@@ -226,7 +226,8 @@ class _Supervision:
             f"(last while running {batch.names[i]}): the env's fault, not the bridge's; "
             f"this bridge refuses it for {self._env_fault_hold_s:g}s"
         )
-        _LOG.error("%s", message)
+        # The env's fault, not the bridge's: a warning to the bridge's operator.
+        _LOG.warning("%s", message)
         self._barred[key] = (time.monotonic() + self._env_fault_hold_s, message)
         return EnvFaultError(message)
 

@@ -362,7 +362,7 @@ class EnvBridgeServicer(envbridge_pb2_grpc.EnvBridgeServiceServicer):
         except EnvFaultError as exc:
             # Its env crashed or hung a worker the same way twice: the env's fault, and
             # the same on every replica, so the client must not retry it.
-            _LOG.error("Rollout of %d episodes failed: %s", n, exc)
+            _LOG.warning("Rollout of %d episodes failed: %s", n, exc)
             context.abort(grpc.StatusCode.FAILED_PRECONDITION, _cut(str(exc)))
         except WorkerCrashedError as exc:
             _LOG.warning("Rollout of %d episodes failed: %s", n, exc)

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"runtime"
@@ -144,12 +145,24 @@ func describe(ctx context.Context, c *envclient.Client, env string, kw envclient
 		}
 	}
 	if status.Code(err) == codes.FailedPrecondition {
-		// The bridge cannot make the env (a package it lacks): its one line.
-		return info, fmt.Errorf("env %s: %s", clipped(env), status.Convert(err).Message())
+		// The bridge cannot make the env (a package it lacks): its one line,
+		// which names the env.
+		return info, errors.New(statusMessage(err))
 	}
 	if status.Code(err) == codes.InvalidArgument && len(kw) > 0 {
 		// The bridge refused a kwarg's value (it names it): a bad --kwarg.
 		return info, usageError{fmt.Errorf("flag --kwarg: %s", status.Convert(err).Message())}
 	}
 	return info, fmt.Errorf("describe %q: %w", env, err)
+}
+
+// statusMessage is the message of the gRPC status err wraps (the bridge's
+// own words), or err's text when it wraps none. (status.Convert of a
+// wrapped status prefixes every wrapper's text.)
+func statusMessage(err error) string {
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		return se.GRPCStatus().Message()
+	}
+	return err.Error()
 }

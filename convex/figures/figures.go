@@ -221,9 +221,6 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 		_, err := Table(ctx, cfg)
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return nil, errf("%w", err)
-	}
 	var specs []caseSpec
 	// With a data file, the default is its two figures.
 	want := func(f string) bool { return cfg.Only == f || cfg.Only == "" && (cfg.DataFile == "" || f != "figure1") }
@@ -261,6 +258,11 @@ func Run(ctx context.Context, cfg Config) (*Summary, error) {
 				make: func(int) (convex.Problem, float64, error) { return c.p, fs, nil },
 			})
 		}
+	}
+	// The output directory is made once the data is read: a refused data
+	// file leaves nothing behind.
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, errf("%w", err)
 	}
 	sum := &Summary{Seed: cfg.Seed, Runs: cfg.Runs}
 	for _, sp := range specs {

@@ -295,6 +295,7 @@ func TestDataRefusals(t *testing.T) {
 		usage bool
 		want  string
 	}{
+		// Each leaves no --out behind (it was made before the data was read).
 		{[]string{"--data", fifo, "--only", "table", "--runs", "1"}, false, "not a regular file"},
 		{[]string{"--data", "/dev/zero", "--only", "table", "--runs", "1"}, false, "not a regular file"},
 		{[]string{"--data", filepath.Join(t.TempDir(), "none.svm")}, true, "none.svm"},
@@ -303,9 +304,13 @@ func TestDataRefusals(t *testing.T) {
 		{[]string{"--data", fixture, "--only", "figure1"}, true, "--data with --only figure1"},
 		{[]string{"--data-dir", t.TempDir(), "--only", "bench"}, true, "--data-dir with --only bench"},
 	} {
-		err := Main(context.Background(), append(c.args, "--out", t.TempDir()), io.Discard, io.Discard)
+		out := filepath.Join(t.TempDir(), "o")
+		err := Main(context.Background(), append(c.args, "--out", out), io.Discard, io.Discard)
 		if err == nil || errors.Is(err, ErrUsage) != c.usage || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v (usage %v), want %q (usage %v)", c.args, err, errors.Is(err, ErrUsage), c.want, c.usage)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%v: left %s", c.args, out)
 		}
 	}
 	// Ridge fits -5 and 3 as they are.

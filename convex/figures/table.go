@@ -58,12 +58,13 @@ func Table(ctx context.Context, cfg Config) ([]TableRow, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
-		return nil, errf("%w", err)
-	}
 	cases, err := libsvmCases(cfg)
 	if err != nil {
 		return nil, err
+	}
+	// Made once the data is read: a refused data file leaves nothing behind.
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, errf("%w", err)
 	}
 	var rows []TableRow
 	for _, c := range cases {
