@@ -10,8 +10,10 @@ Faults: SIGSTOP (3 s) and SIGKILL of a running bridge, of one of its workers, an
 trainer; a restart of the bridge on its address; SIGKILL of the trainer's own local
 bridge (the trainer starts it again); SIGTERM of the trainer (it checkpoints), also while the
 bridge is down (it must stop within its 8 s grace); a second
-trainer with --force on the run directory in use (refused; the first goes on). A killed
-trainer is resumed with --resume, as a user would.
+trainer with --force on the run directory in use (refused; the first goes on); an env
+whose step kills its worker (``os._exit(3)``, tests/user_envs.py's CrashStep-v0): its run
+must fail in under 60 s (exit 1) with a line naming the env, and the bridge must then serve
+the undisturbed run as before. A killed trainer is resumed with --resume, as a user would.
 
 The last line on stdout is one JSON object: faults_injected, faults_survived,
 episodes_lost, and one entry per fault.
@@ -60,7 +62,7 @@ class Bridge:
     def start(self) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
             [str(PYTHON), "-m", "stpis_bridge", "--listen", f"127.0.0.1:{self.port}"]
-            + ["--workers", "2", "--log-level", "warning"],
+            + ["--workers", "2", "--log-level", "warning", "--env-module", "tests.user_envs"],
             cwd=REPO / "bridge_py",
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -267,6 +269,29 @@ def main() -> int:
         detail = finish(first, out, via) + f"; second trainer: exit {second.returncode}"
         outcome = compare("second trainer --force", reference, out, detail)
         outcome.survived = outcome.survived and refused
+        outcomes.append(outcome)
+
+        # An env that kills its worker in step is the env's fault: its run fails at once,
+        # naming it, and the bridge goes on serving the undisturbed run.
+        crash_env = "tests.user_envs:CrashStep-v0"
+        start = time.monotonic()
+        bad = subprocess.run(
+            [str(TRAINER), "--env", crash_env, "--max-episodes", "16", "--out", str(tmp / "crash")]
+            + ["--log-level", "error", *via],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        took = time.monotonic() - start
+        last = bad.stderr.strip().splitlines()[-1] if bad.stderr.strip() else ""
+        named = bad.returncode == 1 and crash_env in last and "the env's fault" in last
+        out = tmp / "after-crashing-env"
+        proc = trainer(out, *via)
+        detail = finish(proc, out, via)
+        detail += f"; the crashing env's run: exit {bad.returncode} in {took:.1f} s: {last[-120:]}"
+        outcome = compare("env kills its worker in step", reference, out, detail)
+        outcome.survived = outcome.survived and named and took < 60
         outcomes.append(outcome)
     finally:
         bridge.kill()
