@@ -6,6 +6,8 @@ The bridge imports only the modules its operator allowed (--env-module); the env
 
 from __future__ import annotations
 
+import time
+
 import grpc
 import numpy as np
 import pytest
@@ -95,7 +97,10 @@ def test_env_that_crashes_or_hangs_its_worker_twice_is_at_fault(env: str, how: s
     at once, without a worker spawned for it; other envs are served as before.
     """
     env_id = f"tests.user_envs:{env}"
-    running = start_server(env_modules=("tests.user_envs",), stall_seconds=1.0)
+    # A hang is found by the stall watchdog: 1 s here, not the default 10. The crash
+    # keeps the default, so that a worker starved of CPU under load is not taken for hung.
+    stall = 1.0 if env == "HangStep-v0" else 10.0
+    running = start_server(env_modules=("tests.user_envs",), stall_seconds=stall)
     try:
         with grpc.insecure_channel(running.address) as channel:
             stub = pbg.EnvBridgeServiceStub(channel)
@@ -114,12 +119,17 @@ def test_env_that_crashes_or_hangs_its_worker_twice_is_at_fault(env: str, how: s
             assert second.value.code() == grpc.StatusCode.FAILED_PRECONDITION
             assert env_id in second.value.details() and how in second.value.details()
             assert "the env's fault" in second.value.details()
-            replaced = running.pool.replacements
+            # Each of the two calls lost one worker, which the pool replaces (a hung
+            # one once its death is seen, after the call has failed).
+            deadline = time.monotonic() + 60
+            while running.pool.replacements < 2:
+                assert time.monotonic() < deadline, running.pool.replacements
+                time.sleep(0.05)
             with pytest.raises(grpc.RpcError) as third:
                 rollout(env_id)
             assert third.value.code() == grpc.StatusCode.FAILED_PRECONDITION
             assert env_id in third.value.details()
-            assert running.pool.replacements == replaced
+            assert running.pool.replacements == 2
             assert [r.length for r in rollout("tests.user_envs:PointMass-v0").results] == [20]
     finally:
         running.stop(grace=1)
