@@ -18,7 +18,7 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("trainer plot")
 	out := fs.String("o", "curve.png", "output PNG (one file per env when the runs span several)")
 	success := fs.Bool("success", false, "plot the fraction of seeds that have reached the threshold against training episodes, one step line per method, instead of the reward curves")
-	methods := fs.String("methods", "", "plot only these, comma-separated: default (the task's default), ars, paper (the paper preset), or a method's label")
+	methods := fs.String("methods", "", "plot only these, comma-separated: default (the task's default), ars, cmaes, paper (the paper preset), or a method's label")
 	runs, err := loadRuns(fs, args, stdout, stderr)
 	if err != nil {
 		return err
@@ -70,8 +70,8 @@ func defaultLabels(runs []report.Run) map[string]string {
 	return out
 }
 
-// selectMethods keeps the runs of the methods named: default, ars, paper
-// or a label.
+// selectMethods keeps the runs of the methods named: default, ars, cmaes,
+// paper or a label.
 func selectMethods(runs []report.Run, names []string, defaults map[string]string) ([]report.Run, error) {
 	var kept []report.Run
 	for _, r := range runs {
@@ -79,6 +79,7 @@ func selectMethods(runs []report.Run, names []string, defaults map[string]string
 			switch n = strings.TrimSpace(n); {
 			case n == "default" && r.Meta.Label == defaults[r.Meta.Env],
 				n == "ars" && r.Meta.Method == "ars",
+				n == "cmaes" && r.Meta.Method == "cmaes",
 				n == "paper" && strings.HasSuffix(r.Meta.Label, "paper preset"),
 				n == r.Meta.Label:
 				kept = append(kept, r)
@@ -89,7 +90,7 @@ func selectMethods(runs []report.Run, names []string, defaults map[string]string
 		}
 	}
 	if len(kept) == 0 {
-		return nil, usageError{fmt.Errorf("flag --methods: no run is of %s (default, ars, paper or a label)", strings.Join(names, ", "))}
+		return nil, usageError{fmt.Errorf("flag --methods: no run is of %s (default, ars, cmaes, paper or a label)", strings.Join(names, ", "))}
 	}
 	return kept, nil
 }
