@@ -64,7 +64,7 @@ done <<<"$plan"
 what="last run"
 [ -z "$DRAW_ONLY" ] || what="drawn"
 build="$what at commit \`$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)\` (\`$(bin/trainer version)\`) on $(date -u +%Y-%m-%d)"
-overrides=$(for v in TASKS METHODS SEEDS BUDGET OUT RL_ARGS; do [ -n "${!v:-}" ] && printf ' %s="%s"' "$v" "${!v}"; done)
+overrides=$(for v in TASKS METHODS SEEDS BUDGET OUT RL_ARGS; do [ -n "${!v:-}" ] && printf ' %s="%s"' "$v" "${!v}"; done; true)
 {
   bin/trainer table "$runs" --summary
   echo
