@@ -24,6 +24,9 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := report.OneExperiment(runs); err != nil {
+		return err
+	}
 	defaults := defaultLabels(runs)
 	if *methods != "" {
 		if runs, err = selectMethods(runs, strings.Split(*methods, ","), defaults); err != nil {
@@ -137,7 +140,9 @@ func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error 
 				keep[m] = true
 			}
 		}
-		md, err := report.AggregateTable(runs, report.AggregateOptions{Default: defaultLabels(runs), Methods: keep})
+		md, err := report.PerExperiment(runs, func(runs []report.Run) (string, error) {
+			return report.AggregateTable(runs, report.AggregateOptions{Default: defaultLabels(runs), Methods: keep})
+		})
 		if err != nil {
 			return err
 		}
@@ -145,14 +150,16 @@ func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return nil
 	}
 	if *summary {
-		md, err := report.SummaryTable(runs)
+		md, err := report.PerExperiment(runs, report.SummaryTable)
 		if err != nil {
 			return err
 		}
 		fmt.Fprint(stdout, md)
 		return nil
 	}
-	md, err := report.Table(runs, report.TableOptions{Paper: *paper, Default: defaultLabels(runs)})
+	md, err := report.PerExperiment(runs, func(runs []report.Run) (string, error) {
+		return report.Table(runs, report.TableOptions{Paper: *paper, Default: defaultLabels(runs)})
+	})
 	if err != nil {
 		return err
 	}
