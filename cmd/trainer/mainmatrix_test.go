@@ -110,3 +110,60 @@ func TestMainMatrixIsTodaysDefault(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryResultsFolderHasItsMatrix: every folder under results/ is the
+// out: of one matrix file in bench/matrices/, and results/MANIFEST.md's
+// folder table names that file beside it; archive/ is the one folder no
+// file makes, and says so there. No loose file but the MANIFEST.
+func TestEveryResultsFolderHasItsMatrix(t *testing.T) {
+	root := filepath.Join("..", "..")
+	files, err := filepath.Glob(filepath.Join(root, "bench", "matrices", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no matrix files: %v", err)
+	}
+	byOut := map[string][]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			Out string `yaml:"out"`
+		}
+		if err := yaml.Unmarshal(b, &m); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		rel := "bench/matrices/" + filepath.Base(f)
+		byOut[filepath.Clean(m.Out)] = append(byOut[filepath.Clean(m.Out)], rel)
+	}
+	manifest, err := os.ReadFile(filepath.Join(root, "results", "MANIFEST.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "results"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case !e.IsDir():
+			if name != "MANIFEST.md" {
+				t.Errorf("results/%s: a loose file; a folder's files belong to its experiment", name)
+			}
+		case name == "archive":
+			if !strings.Contains(string(manifest), "| `archive/` | none: ") {
+				t.Errorf("results/MANIFEST.md's folder table has no row for archive/")
+			}
+		default:
+			makers := byOut[filepath.Join("results", name)]
+			if len(makers) != 1 {
+				t.Errorf("results/%s is the out: of %d matrix files %v, want one (or move it into results/archive)", name, len(makers), makers)
+				continue
+			}
+			if row := fmt.Sprintf("| `%s/` | `%s`", name, makers[0]); !strings.Contains(string(manifest), row) {
+				t.Errorf("results/MANIFEST.md's folder table lacks %q", row)
+			}
+		}
+	}
+}
