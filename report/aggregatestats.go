@@ -223,4 +223,3 @@ func ProbImprovementEstimate(x, y [][]float64, resamples int, seed uint64, level
 	lo, hi := PercentileInterval(boot, level)
 	return Estimate{ProbImprovement(sx, sy), lo, hi}, nil
 }
-
