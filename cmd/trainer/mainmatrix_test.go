@@ -167,3 +167,23 @@ func TestEveryResultsFolderHasItsMatrix(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsSummaryPoolsNothing: `trainer table results --summary` over
+// every committed experiment warns of no seed found twice (experiments are
+// kept apart, and no experiment holds a copy of a run), and gives each
+// folder its own section.
+func TestResultsSummaryPoolsNothing(t *testing.T) {
+	results := filepath.Join("..", "..", "results")
+	code, out, errOut := trainer(t, "table", results, "--summary")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(errOut, "appears twice") {
+		t.Errorf("seeds found twice:\n%s", errOut)
+	}
+	for _, exp := range []string{"rl", "v4", "other", filepath.Join("archive", "hopper-early")} {
+		if !strings.Contains(out, "### "+filepath.Join(results, exp)+"\n") {
+			t.Errorf("no section for %s", exp)
+		}
+	}
+}
