@@ -18,7 +18,7 @@ PROTO_TB := proto/tensorboard/v1/event.proto
 export STPIS_BRIDGE_PYTHON := $(VPY)
 
 .PHONY: help venv proto generate proto-check lint fmt build test test-go test-py fuzz chaos probe run bridge demo \
-        bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale data data-check clean
+        bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale results data data-check clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -140,6 +140,9 @@ probe: venv build ## bad inputs by area (flags, config files, policy files, rend
 
 bench-rl: venv build ## run an experiment matrix, bench/matrices/rl.yaml unless MATRIX=FILE (resumable)
 	bash bench/rl.sh
+
+results: build ## draw a matrix's figures and tables from its runs, running none (bench/matrices/rl.yaml unless MATRIX=FILE): summary, table, aggregate, plots
+	DRAW_ONLY=1 bash bench/rl.sh
 
 bench-scale: venv build ## 2 bridge replicas vs 1 (JSON last line)
 	bash bench/scale.sh
