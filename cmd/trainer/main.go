@@ -4,6 +4,7 @@
 //
 //	trainer --env Hopper-v1                 train (the default subcommand)
 //	trainer config --env Hopper-v1          a run's complete settings, as YAML
+//	trainer envs [--local | --bridge ADDR]  the tasks; with a bridge, every id it makes
 //	trainer eval --policy RUN/best_policy.json --episodes 100
 //	trainer plot RUNS... -o curve.png
 //	trainer table RUNS...
@@ -116,6 +117,8 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 		err = runEval(ctx, args, stdout, stderr)
 	case "config":
 		err = runConfig(args, stdout, stderr)
+	case "envs":
+		err = runEnvs(ctx, args, stdout, stderr)
 	case "render":
 		err = runRender(ctx, args, stdout, stderr)
 	case "plot":
@@ -153,6 +156,7 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 const usageText = `usage:
   trainer [train] --env Hopper-v1 [flags]   train a linear policy (the default method for the task: trainer config shows it)
   trainer config --env Hopper-v1 [--method M --step S --preset P]   print a run's complete settings as YAML (for --config)
+  trainer envs [--local | --bridge ADDR]   the tasks (sizes, threshold, default method); with a bridge, the other gymnasium ids it makes
   trainer eval --policy FILE|RUN --episodes 100
   trainer render --policy FILE|RUN -o out.gif|out.mp4   episodes drawn off-screen (EGL), the camera following the robot
   trainer plot RUNS... -o curve.png        reward curves, mean ± std over seeds (--success: fraction of seeds past the threshold)

@@ -49,7 +49,7 @@ func TestConvexDataShipped(t *testing.T) {
 // shows no placeholder leaked from a flag's help.
 func TestHelpOnStdout(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"train", "-h"}, {"config", "-h"}, {"eval", "-h"},
-		{"render", "-h"}, {"plot", "-h"}, {"table", "-h"}, {"convex", "-h"}} {
+		{"render", "-h"}, {"plot", "-h"}, {"table", "-h"}, {"convex", "-h"}, {"envs", "-h"}} {
 		code, stdout, stderr := trainer(t, args...)
 		if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "usage") {
 			t.Errorf("%v: exit %d, stdout %.80q, stderr %.200q", args, code, stdout, stderr)
@@ -73,6 +73,8 @@ func TestDidYouMean(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--max-episode", "40"}, "unknown flag --max-episode: did you mean --max-episodes?"},
 		{[]string{"--env", "Hoper-v1", "--max-episodes", "40"}, `"Hoper-v1" is not a task the trainer knows: did you mean Hopper-v1?`},
 		{[]string{"--env", "halfcheetah-v5"}, "did you mean HalfCheetah-v5?"},
+		{[]string{"--env", "hopper"}, `"hopper" is not a task the trainer knows: did you mean Hopper-v1?`},
+		{[]string{"--env", "Hopper"}, "did you mean Hopper-v1?"},
 		{[]string{"eval", "--polcy", "x"}, "did you mean --policy?"},
 		{[]string{"plot", "runs", "--sucess"}, "did you mean --success?"},
 		{[]string{"--env", "Hopper-v1", "--seed", "x"}, "for flag --seed"},
