@@ -229,31 +229,48 @@ func TestHintsNameThePathRun(t *testing.T) {
 	}
 }
 
-// TestETATowardTheThreshold: a run that stops at its threshold gets an ETA
-// to it from its best evaluation's recent climb, never beyond the
-// budget's; without a climb, a threshold or a speed it is the budget's.
+// TestETATowardTheThreshold: the ETA is to the budget; a run that stops
+// at its threshold also gets an ETA to it when its best evaluation's
+// recent climb reaches it within the budget, "not at this rate" when the
+// climb reaches it only past the budget or is flat (issue 53: 146 of 3120
+// gave "~4s to the threshold", capped by the budget), and "at the next
+// evaluation" when the climb says it is already due (not "~0s").
 func TestETATowardTheThreshold(t *testing.T) {
 	evals := []evalAt{{0, 50}, {100, 100}, {300, 150}, {500, 200}}
 	// The window's climb: 150 over 500 episodes, 0.3 an episode; 100 to
-	// go from 200 at episode 500 (now 520): 313 episodes at 10 a second.
+	// go from 200 at episode 500: episode 833, 313 from now (520) at 10 a
+	// second.
 	e := estimateETA(evals, 520, 4000, 10, 300, true)
-	if !e.hasThresh || e.threshold != 31*time.Second || e.budget != 348*time.Second || !strings.Contains(e.text(), "~31s to the threshold") {
-		t.Errorf("climbing: %+v %q", e, e.text())
+	if e.outlook != outlookETA || e.threshold != 31*time.Second || e.budget != 348*time.Second ||
+		e.thresholdText() != "threshold ~31s" || e.budgetText() != "ETA 5m48s" {
+		t.Errorf("climbing: %+v %q", e, e.thresholdText())
 	}
-	if e := estimateETA(evals, 520, 600, 10, 300, true); e.threshold != e.budget || e.budget != 8*time.Second {
-		t.Errorf("capped by the budget: %+v", e)
+	// The same climb with a budget of 600 episodes: past the budget.
+	if e := estimateETA(evals, 520, 600, 10, 300, true); e.outlook != outlookNotAtRate || e.thresholdText() != "threshold: not at this rate" || e.budget != 8*time.Second {
+		t.Errorf("past the budget: %+v %q", e, e.thresholdText())
+	}
+	// 146 of 3120 after a climb of 96 over 400 episodes: 12000 episodes away.
+	if e := estimateETA([]evalAt{{0, 50}, {400, 146}}, 420, 4000, 10, 3120, true); e.outlook != outlookNotAtRate {
+		t.Errorf("146 of 3120: %+v", e)
+	}
+	// Due at episode 833 by the climb, now at 900 with no evaluation since.
+	if e := estimateETA(evals, 900, 4000, 10, 300, true); e.outlook != outlookNextEval || e.thresholdValue() != "at the next evaluation" {
+		t.Errorf("already due: %+v", e)
+	}
+	if e := estimateETA([]evalAt{{0, 50}, {100, 50}}, 120, 4000, 10, 300, true); e.outlook != outlookNotAtRate {
+		t.Errorf("flat: %+v", e)
 	}
 	for _, e := range []etaEstimate{
 		estimateETA(evals, 520, 4000, 10, 300, false),                        // --continue-after-threshold
-		estimateETA([]evalAt{{0, 50}, {100, 50}}, 120, 4000, 10, 300, true),  // no climb
+		estimateETA([]evalAt{{0, 50}}, 120, 4000, 10, 300, true),             // one evaluation
 		estimateETA([]evalAt{{0, 50}, {100, 400}}, 120, 4000, 10, 300, true), // reached
 	} {
-		if e.hasThresh || !e.hasBudget || !strings.Contains(e.text(), "to the budget") {
-			t.Errorf("%+v %q", e, e.text())
+		if e.outlook != outlookNone || !e.hasBudget || e.thresholdText() != "" {
+			t.Errorf("%+v %q", e, e.thresholdText())
 		}
 	}
-	if e := estimateETA(evals, 520, 4000, 0, 300, true); e.text() != "ETA ?" {
-		t.Errorf("no speed: %q", e.text())
+	if e := estimateETA(evals, 520, 4000, 0, 300, true); e.budgetText() != "ETA ?" || e.thresholdText() != "" {
+		t.Errorf("no speed: %q", e.budgetText())
 	}
 }
 

@@ -54,17 +54,7 @@ func (r *progress) show(p rundir.Point) {
 		eta = est.budget.String()
 	}
 	if r.bar {
-		ev := ""
-		if p.HasEval {
-			ev = fmt.Sprintf(" eval %.1f±%.1f", p.EvalMean, p.EvalStd)
-		}
-		is := ""
-		if p.PEntropy > 0 && r.cfg.MethodName() == "stp_is" {
-			// Only importance sampling has a distribution worth watching.
-			is = fmt.Sprintf("  H(p) %.2f", p.PEntropy)
-		}
-		fmt.Fprintf(r.stderr, "\r\033[K%s it %d  %d/%d episodes (%.0f%%, %s)  train return %.1f%s  best eval %.1f  step %.3g%s  %.1f ep/s",
-			r.cfg.Label, p.Iter, p.Episodes, max, pct, est.text(), p.Reward, ev, p.BestEval, p.StepSize, is, p.EpsPerS)
+		fmt.Fprint(r.stderr, "\r\033[K"+fitLine(r.barFields(p, est), termWidth(r.stderr)))
 	} else if p.HasEval || time.Since(r.lastLog) >= logEvery {
 		r.lastLog = time.Now()
 		ev := r.log.Info().Int("iter", p.Iter).Int("episodes", p.Episodes).Int("max_episodes", max).
@@ -74,8 +64,8 @@ func (r *progress) show(p rundir.Point) {
 		if p.HasEval {
 			ev = ev.Float64("eval_mean", logRound(p.EvalMean)).Float64("eval_std", logRound(p.EvalStd))
 		}
-		if est.hasThresh {
-			ev = ev.Str("eta_threshold", est.threshold.String())
+		if v := est.thresholdValue(); v != "" {
+			ev = ev.Str("eta_threshold", v)
 		}
 		ev.Msg("progress")
 	}
