@@ -76,9 +76,7 @@ func (r *progress) show(p rundir.Point) {
 	}
 	if p.Restarted {
 		r.end()
-		rs := r.cfg.Restart
-		r.log.Info().Int("episodes", p.Episodes).Int("restart_after", rs.After).Float64("restart_length", rs.Length).
-			Msgf("restart: the last %d episodes lasted under %g of the horizon (the first plateau); a fresh attempt takes the rest of the budget", rs.After-rs.After/2, rs.Length)
+		restartLine(r.log, r.cfg.Restart, p)
 	}
 	if p.Iter == 0 && p.HasEval {
 		r.initial, r.hasInitial = p.EvalMean, true
@@ -92,6 +90,31 @@ func (r *progress) show(p rundir.Point) {
 		r.end()
 		r.log.Info().Int("episodes", p.ReachedAt).Float64("eval", p.EvalMean).Float64("threshold", r.cfg.Limits.Threshold).Msg("threshold reached")
 	}
+}
+
+// restartLine logs a restart, naming the check that gave the attempt up
+// and the window it averaged (a point without the check, which the loop
+// always gives, names the rule's later check).
+func restartLine(log zerolog.Logger, rule train.Restart, p rundir.Point) {
+	c := p.RestartCheck
+	if c.After == 0 {
+		c = rundir.RestartCheck{After: rule.After, Length: rule.Length}
+	}
+	which := "the check"
+	if rule.Early > 0 {
+		which = "the later check"
+		if c.Early {
+			which = "the early check"
+		}
+	}
+	ev := log.Info().Int("episodes", p.Episodes).Str("check", fmt.Sprintf("%dx%g", c.After, c.Length)).Bool("early", c.Early)
+	msg := fmt.Sprintf("restart at %d episodes: %s (%dx%g) gave the attempt up", p.Episodes, which, c.After, c.Length)
+	if c.To > c.From {
+		ev = ev.Int("window_from", c.From).Int("window_to", c.To).Float64("mean_length", logRound(c.MeanLength)).Int("horizon", c.Horizon)
+		msg += fmt.Sprintf(": its last %d episodes (%d-%d, since half the check) lasted %.0f steps on average, under %g of the horizon (%.0f of %d)",
+			c.To-c.From, c.From+1, c.To, c.MeanLength, c.Length, c.Length*float64(c.Horizon), c.Horizon)
+	}
+	ev.Msg(msg + "; a fresh attempt takes the rest of the budget")
 }
 
 // guardMessage says what the guard did at p: the evaluation it acted on,
