@@ -166,20 +166,42 @@ const usageText = `usage:
 Run 'trainer SUBCOMMAND -h' for its flags ('trainer train -h' for training's).
 Exit codes: 0 done, 1 failed, 2 bad command line, 130 interrupted (checkpointed; --resume continues).`
 
+// buildCommit and buildDirty are the commit and "true" for a tree with
+// changes, set by make build (-ldflags -X) for the builds whose build
+// information has no VCS stamp (a git worktree, GOFLAGS=-buildvcs=false).
+var buildCommit, buildDirty string
+
 // version is the module version, the VCS commit and the Go version.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "trainer (no build information)"
+	return versionOf(bi, ok, buildCommit, buildDirty == "true")
+}
+
+// versionOf is version's line from the build information bi (ok: there is
+// some): its vcs.revision and vcs.modified, else the commit make build
+// passed, else a line saying how to get one.
+func versionOf(bi *debug.BuildInfo, ok bool, commit string, dirty bool) string {
+	if !ok || bi == nil {
+		bi = &debug.BuildInfo{Main: debug.Module{Path: "github.com/stpis/stpis", Version: "(unknown)"}, GoVersion: "(unknown Go)"}
 	}
-	rev, dirty := "unknown", ""
+	var revision, modified string
 	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			rev = s.Value
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "+dirty"
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value
 		}
 	}
-	return fmt.Sprintf("trainer %s %s commit %s%s %s", bi.Main.Path, bi.Main.Version, rev, dirty, bi.GoVersion)
+	if revision != "" {
+		commit, dirty = revision, modified == "true"
+	}
+	rev := "commit unknown (built without version control information: make build in a git checkout records it)"
+	if commit != "" {
+		rev = "commit " + commit
+		if dirty {
+			rev += "+dirty"
+		}
+	}
+	return fmt.Sprintf("trainer %s %s %s %s", bi.Main.Path, bi.Main.Version, rev, bi.GoVersion)
 }
