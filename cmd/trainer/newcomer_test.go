@@ -145,9 +145,35 @@ func TestUserEnvModule(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	res := readResult(t, filepath.Join(out, "user_envs:PointMass-v0", "stp-combined", "seed1"))
+	dir := filepath.Join(out, "user_envs_PointMass-v0", "stp-combined", "seed1")
+	res := readResult(t, dir)
 	if res.Episodes != 48 || !strings.Contains(stdout, `"episodes":48`) || res.BestEval >= 0 {
 		t.Errorf("result %+v\n%s", res, stdout)
+	}
+	if meta, err := rundir.ReadMeta(dir); err != nil || meta.Env != "user_envs:PointMass-v0" {
+		t.Errorf("run.json's env: %+v, %v", meta.Env, err)
+	}
+	_ = filepath.WalkDir(out, func(path string, _ os.DirEntry, _ error) error {
+		if strings.Contains(path, ":") {
+			t.Errorf("a run's path holds ':': %s", path)
+		}
+		return nil
+	})
+	// A run a build before safe names wrote, in runs/user_envs:PointMass-v0/,
+	// still resumes where it is.
+	legacy := filepath.Join(out, "user_envs:PointMass-v0", "stp-combined", "seed1")
+	if err := os.MkdirAll(filepath.Dir(legacy), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir, legacy); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = trainer(t, "--env", "user_envs:PointMass-v0", "--max-episodes", "96", "--workers", "2", "--out", out, "--resume", "--log-level", "warn")
+	if res := readResult(t, legacy); code != 0 || res.Episodes != 96 {
+		t.Errorf("resume of a run at its old path: exit %d, %d episodes\n%s", code, res.Episodes, stderr)
+	}
+	if rundir.Exists(dir) {
+		t.Errorf("the resume started a new run at %s beside the old one", dir)
 	}
 	code, _, stderr = trainer(t, "--env", "user_envs:PointMass-v0", "--bridge", bridgeAddr, "--out", t.TempDir())
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != exitUsage || len(lines) != 1 || !strings.Contains(stderr, "--env-module user_envs") {

@@ -90,7 +90,7 @@ func parseTrainFlags(args []string, stdout io.Writer) (*trainFlags, error) {
 			return nil
 		})
 	}
-	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<variant>/seed<N>/, the variant naming the method, its step and what sets the run apart from its preset (-k<K>, -m<M>, -t<Top>, -orth or -gauss, -n<noise>, -r<rate>, -s<sharing>, -shift<S>, -re<after>x<length>, -paper)")
+	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<variant>/seed<N>/ (<env> with ':' and other characters unsafe in a file name as '_': user_envs_PointMass-v0), the variant naming the method, its step and what sets the run apart from its preset (-k<K>, -m<M>, -t<Top>, -orth or -gauss, -n<noise>, -r<rate>, -s<sharing>, -shift<S>, -re<after>x<length>, -paper)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run found in the output directory (start it if there is none); with a larger --max-episodes, extend a finished run")
 	fs.BoolVar(&f.force, "force", false, "replace a run already in the output directory")
 	fs.IntVar(&f.stopAfter, "stop-after", 0, "stop (as on SIGTERM, but exit 0) after N iterations of this invocation; for scripted, resumable chunks")
