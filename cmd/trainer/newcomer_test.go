@@ -241,7 +241,8 @@ func TestEvalPerEpisode(t *testing.T) {
 func TestHintsNameThePathRun(t *testing.T) {
 	var log strings.Builder
 	summarize(zerolog.New(&log), io.Discard, train.Config{Label: "STP"}, rundir.Result{}, "runs/x/seed1")
-	if !strings.Contains(log.String(), "plot with: "+os.Args[0]+" plot runs/x/seed1") {
+	if !strings.Contains(log.String(), "plot it with: "+os.Args[0]+" plot runs/x/seed1 -o runs/x/seed1/curve.png") ||
+		!strings.Contains(log.String(), "eval --policy runs/x/seed1") {
 		t.Errorf("summary: %s", log.String())
 	}
 	msg := guardMessage(train.Guard{On: true}, rundir.Point{GuardEval: 120.5, EvalMean: 164.5, BackedOff: true}, 141.5, true)

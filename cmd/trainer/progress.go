@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -150,10 +151,14 @@ func summarize(log zerolog.Logger, stdout io.Writer, cfg train.Config, res rundi
 			reached = fmt.Sprintf("threshold %g reached at %d episodes", l.Threshold, *res.EpisodesToThreshold)
 		}
 	}
-	msg := fmt.Sprintf("run finished: %s on %s, best eval %.1f, final eval %.1f, %s; %d training episodes in %s. Curve %s, policies %s and %s; plot with: %s plot %s",
-		cfg.Label, cfg.Problem.Env, res.BestEval, res.FinalEval, reached, res.Episodes,
+	final := "the last evaluation, of the point training ended on"
+	if res.BackOffs > 0 {
+		final = "the best point evaluated afresh, on other episodes, after the guard sent the run back to it"
+	}
+	msg := fmt.Sprintf("run finished: %s on %s, best eval %.1f (the highest evaluation during training: best_policy.json), final eval %.1f (%s: policy.json), %s; %d training episodes in %s. Curve %s; plot it with: %s plot %s -o %s; replay the best policy with: %s eval --policy %s",
+		cfg.Label, cfg.Problem.Env, res.BestEval, res.FinalEval, final, reached, res.Episodes,
 		time.Duration(res.WallS*float64(time.Second)).Round(time.Second).String(), filepath.Join(path, rundir.CurveFile),
-		filepath.Join(path, rundir.BestFile), filepath.Join(path, rundir.PolicyFile), self(), path)
+		shellQuote(self()), shellQuote(path), shellQuote(filepath.Join(path, "curve.png")), shellQuote(self()), shellQuote(path))
 	ev := log.Info().Float64("best_eval", res.BestEval).Float64("final_eval", res.FinalEval).Bool("reached", res.Reached).
 		Int("episodes", res.Episodes).Float64("wall_s", res.WallS)
 	if res.Reached {
@@ -178,6 +183,17 @@ func self() string {
 		return os.Args[0]
 	}
 	return "trainer"
+}
+
+// shellQuote quotes s for a shell where it holds anything but letters,
+// digits and . _ - / + = : , @ (a path with a space), so that a hint pastes.
+func shellQuote(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/+=:,@", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }
 
 // logRound rounds v to 3 decimals for a log line, a non-finite v to 0
