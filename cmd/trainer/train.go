@@ -49,7 +49,7 @@ type selection struct {
 }
 
 func (s *selection) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.env, "env", "", "environment: a paper name (Hopper-v1, ...) or a gymnasium id (required)")
+	fs.StringVar(&s.env, "env", "", "environment: a paper name (Hopper-v1, ...) or a gymnasium id (required; trainer envs lists them)")
 	fs.StringVar(&s.method, "method", "", "optimizer: stp, stp_is or ars (ARS V2-t; V1-t with obs-norm: none in a --config file, as bench/ars-v1.yaml) (default: the preset's for the task: STP with the combined step, STP adaptive on Swimmer; paper: STP_IS adaptive). On Hopper the default's first direction is guided by a surrogate, the sum of the run's gradient estimates; stp_is's importance sampling by the paper's tanh MLP measured no better than uniform sampling (README)")
 	fs.StringVar(&s.step, "step", "", "step rule of stp and stp_is: combined (M directions, the best Top combined into one step), adaptive (Theorem 1) or fixed (Theorem 2) (default: the preset's)")
 	fs.StringVar(&s.preset, "preset", "", "the table of settings a run starts from (train/presets.yaml): tuned (measured best) or paper (the paper's method as it states it) (default tuned)")
