@@ -102,6 +102,9 @@ func TestConfigWarnsUnknownTask(t *testing.T) {
 	if code, _, stderr := trainer(t, "config", "--env", "Hopper-v1"); code != 0 || stderr != "" {
 		t.Errorf("config --env Hopper-v1: exit %d, %q", code, stderr)
 	}
+	if code, _, stderr := trainer(t, "config", "--env", "Hopper"); code != 0 || !strings.Contains(stderr, "did you mean Hopper-v1?") {
+		t.Errorf("config --env Hopper: exit %d, %q", code, stderr)
+	}
 }
 
 // TestSeedsInParallel: --seed 1-2 --jobs 2 trains both seeds at once on one
