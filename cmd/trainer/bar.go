@@ -19,7 +19,8 @@ type barField struct {
 }
 
 // The fields' keeps: the episodes, the budget's ETA and the best
-// evaluation always stay; the iteration, the step and H(p) go first.
+// evaluation always stay; the iteration, the step and H(p) go first, the
+// last evaluation (on the iterations that evaluate) last.
 const (
 	keepIter = iota
 	keepStep
@@ -27,8 +28,8 @@ const (
 	keepSpeed
 	keepLabel
 	keepTrain
-	keepEval
 	keepThreshold
+	keepEval
 	keepAlways
 )
 

@@ -47,6 +47,17 @@ func TestProgressLineFitsTheTerminal(t *testing.T) {
 			t.Errorf("a wide terminal's line %q lacks %q", wide, want)
 		}
 	}
+	// A Hopper run at 80 columns, on an iteration that evaluates: the
+	// evaluation stays, the outlook goes before it.
+	hopper, err := train.Preset(train.PresetTuned, "", "", "Hopper-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := (&progress{cfg: hopper.Named()}).barFields(rundir.Point{Iter: 65, Episodes: 520, Reward: 375.4, BestEval: 503.7, HasEval: true,
+		EvalMean: 503.7, EvalStd: 120.3, StepSize: 0.00707, EpsPerS: 61.2}, etaEstimate{budget: 1e9, hasBudget: true, outlook: outlookNotAtRate})
+	if line := fitLine(h, 80); !strings.Contains(line, "eval 503.7±120.3") || utf8.RuneCountInString(line) >= 80 {
+		t.Errorf("Hopper at 80 columns: %q", line)
+	}
 	if len(cfg.Named().Name) > 30 {
 		t.Errorf("the bar's label %q is long", cfg.Named().Name)
 	}
