@@ -66,8 +66,14 @@ fmt: venv ## format Go and Python code
 	gofmt -s -w $$(git ls-files '*.go' | grep -v '\.pb\.go$$')
 	cd bridge_py && $(VPY) -m ruff format . && $(VPY) -m ruff check --fix .
 
-build: ## build the Go commands into bin/
-	$(GO) build -o bin/ ./cmd/...
+# The commit a build is of, for `trainer version`: Go stamps it from git itself
+# (-buildvcs=auto, whatever GOFLAGS says) in a clone; the -X values stand in where
+# it cannot (a git worktree, whose .git is a file), and are empty without git.
+VCS_COMMIT = $(shell git rev-parse HEAD 2>/dev/null)
+VCS_DIRTY = $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
+
+build: ## build the Go commands into bin/ (trainer version names the commit)
+	$(GO) build -buildvcs=auto -ldflags "-X main.buildCommit=$(VCS_COMMIT) -X main.buildDirty=$(VCS_DIRTY)" -o bin/ ./cmd/...
 
 test: venv proto-check lint test-go test-py ## run every Go and Python test (the CI command)
 
