@@ -18,7 +18,7 @@ PROTO_TB := proto/tensorboard/v1/event.proto
 export STPIS_BRIDGE_PYTHON := $(VPY)
 
 .PHONY: help venv proto generate proto-check lint fmt build test test-go test-py fuzz chaos probe run bridge demo \
-        bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale data data-check clean
+        bench-bridge bench-convex bench-surrogate bench-trainer bench-rl bench-scale results data data-check clean
 
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN{FS=":.*## "}{printf "  %-16s %s\n", $$1, $$2}'
@@ -66,8 +66,14 @@ fmt: venv ## format Go and Python code
 	gofmt -s -w $$(git ls-files '*.go' | grep -v '\.pb\.go$$')
 	cd bridge_py && $(VPY) -m ruff format . && $(VPY) -m ruff check --fix .
 
-build: ## build the Go commands into bin/
-	$(GO) build -o bin/ ./cmd/...
+# The commit a build is of, for `trainer version`: Go stamps it from git itself
+# (-buildvcs=auto, whatever GOFLAGS says) in a clone; the -X values stand in where
+# it cannot (a git worktree, whose .git is a file), and are empty without git.
+VCS_COMMIT = $(shell git rev-parse HEAD 2>/dev/null)
+VCS_DIRTY = $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true)
+
+build: ## build the Go commands into bin/ (trainer version names the commit)
+	$(GO) build -buildvcs=auto -ldflags "-X main.buildCommit=$(VCS_COMMIT) -X main.buildDirty=$(VCS_DIRTY)" -o bin/ ./cmd/...
 
 test: venv proto-check lint test-go test-py ## run every Go and Python test (the CI command)
 
@@ -140,6 +146,9 @@ probe: venv build ## bad inputs by area (flags, config files, policy files, rend
 
 bench-rl: venv build ## run an experiment matrix, bench/matrices/rl.yaml unless MATRIX=FILE (resumable)
 	bash bench/rl.sh
+
+results: build ## draw a matrix's figures and tables from its runs, running none (bench/matrices/rl.yaml unless MATRIX=FILE): summary, table, aggregate, plots
+	DRAW_ONLY=1 bash bench/rl.sh
 
 bench-scale: venv build ## 2 bridge replicas vs 1 (JSON last line)
 	bash bench/scale.sh

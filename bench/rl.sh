@@ -12,12 +12,16 @@
 #   TASKS=Hopper-v4 BUDGET=4000 METHODS=paper make bench-rl  # a task the matrix lacks
 #   JOBS=4 make bench-rl     # four runs at a time on the one bridge (fills the workers between batches)
 #   RL_ARGS="--rate 0.02" make bench-rl   # more trainer flags for every run
+#   make results             # draw only: the figures and tables of the runs there, no run started
 #
 # TASKS, METHODS, SEEDS, BUDGET and OUT narrow or override the matrix
 # (go run ./bench/matrix -h). Writes OUT/runs/..., OUT/<task>.png,
-# OUT/success-<task>.png, OUT/table.md, and OUT/summary.md, which ends with
+# OUT/success-<task>.png, OUT/table.md, OUT/summary.md, which ends with
 # the matrix file, the overrides and the build (git commit, trainer version)
-# that ran it.
+# that ran it, and, across the tasks, OUT/aggregate.md and OUT/profile.png
+# (trainer table --aggregate, trainer plot --profile). DRAW_ONLY=1 (make
+# results) starts no bridge and no run: it draws those files from the runs
+# already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 MATRIX=${MATRIX:-bench/matrices/rl.yaml}
@@ -31,14 +35,16 @@ runs="$out/runs"
 fail=0
 # running: the trainers running in the background (the bridges are jobs too).
 running() { echo $(($(jobs -rp | wc -l) - ${#BRIDGE_PIDS[@]})); }
+DRAW_ONLY=${DRAW_ONLY:-}
 mkdir -p "$runs"
 
 source bench/lib.sh
-start_bridge matrix "$WORKERS"
+[ -n "$DRAW_ONLY" ] || start_bridge matrix "$WORKERS"
 
 while IFS=$'\t' read -r -a line; do
   case ${line[0]} in
     run)
+      [ -z "$DRAW_ONLY" ] || continue
       while [ "$(running)" -ge "$JOBS" ]; do wait -n || fail=1; done
       echo "run: ${line[1]} ${line[2]} seed ${line[3]}"
       # shellcheck disable=SC2086  # RL_ARGS is a list of flags
@@ -55,10 +61,22 @@ while IFS=$'\t' read -r -a line; do
       ;;
   esac
 done <<<"$plan"
+what="last run"
+[ -z "$DRAW_ONLY" ] || what="drawn"
+build="$what at commit \`$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)\` (\`$(bin/trainer version)\`) on $(date -u +%Y-%m-%d)"
+overrides=$(for v in TASKS METHODS SEEDS BUDGET OUT RL_ARGS; do [ -n "${!v:-}" ] && printf ' %s="%s"' "$v" "${!v}"; done; true)
 {
   bin/trainer table "$runs" --summary
   echo
-  echo "Matrix \`$MATRIX\`$(for v in TASKS METHODS SEEDS BUDGET OUT RL_ARGS; do [ -n "${!v:-}" ] && printf ' %s="%s"' "$v" "${!v}"; done), last run at commit \`$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)\` (\`$(bin/trainer version)\`) on $(date -u +%Y-%m-%d)."
+  echo "Matrix \`$MATRIX\`$overrides, $build."
 } | tee "$out/summary.md"
 bin/trainer table "$runs" --paper >"$out/table.md"
+# Across the tasks: rliable's aggregate figures and the performance profile
+# of the plotted methods.
+{
+  bin/trainer table "$runs" --aggregate --methods "$plot"
+  echo
+  echo "\`trainer table $runs --aggregate --methods $plot\`; matrix \`$MATRIX\`$overrides, $build."
+} >"$out/aggregate.md"
+bin/trainer plot "$runs" --profile --methods "$plot" -o "$out/profile.png" >/dev/null
 exit "$fail"

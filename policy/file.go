@@ -76,13 +76,31 @@ func Stamp(b []byte, runID string, seed uint64) ([]byte, error) {
 	return Marshal(f)
 }
 
+// ErrNotPolicy is wrapped by Load's error for a file that is no policy
+// file at all: not one JSON object with a "policy" or a "normalizer" (a
+// run's curve.jsonl, run.json or result.json).
+var ErrNotPolicy = errors.New("not a policy file: a policy file is a run's policy.json or best_policy.json (one JSON object holding \"policy\" and \"normalizer\")")
+
+// looksLikePolicy says whether b may be a policy file: false for one JSON
+// object, or JSON lines whose first is one, without a policy's keys (a
+// damaged or older policy file is Load's to refuse, naming why; so is a
+// file that is not JSON).
+func looksLikePolicy(b []byte) bool {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		first, _, _ := bytes.Cut(b, []byte("\n"))
+		if len(first) == len(b) || json.Unmarshal(first, &m) != nil {
+			return true
+		}
+	}
+	_, p := m["policy"]
+	_, n := m["normalizer"]
+	return p || n
+}
+
 // ErrExportOnly is wrapped by Load's error for an npz: ARS's layout is
 // written for ARS's own tools, carries no seal, and is not read back.
 var ErrExportOnly = errors.New("an .npz is an export in ARS's layout, for ARS's own tools: it carries no seal, and the trainer does not read it back; give policy.json or best_policy.json (or the run directory)")
-
-// ErrNotPolicy is wrapped by Load's error for a JSON file that is not a
-// policy file at all (no policy, no env_id).
-var ErrNotPolicy = errors.New("not a policy file (it has no policy or env_id field; a run's result.json, run.json and checkpoint.json are not policies): give policy.json, best_policy.json or the run directory")
 
 // Load reads a policy file that Marshal wrote and validates it: a regular
 // file of at most 64 MiB, sealed (but for version 1, from before seals).
@@ -94,10 +112,7 @@ func Load(path string) (File, error) {
 	if strings.EqualFold(filepath.Ext(path), ".npz") || bytes.HasPrefix(b, []byte("PK\x03\x04")) {
 		return File{}, fmt.Errorf("policy: load %s: %w", path, ErrExportOnly)
 	}
-	var fields map[string]json.RawMessage
-	if json.Unmarshal(b, &fields) == nil && fields["policy"] == nil && fields["env_id"] == nil {
-		// A run's result.json, run.json or checkpoint.json, say: its version
-		// is the run files', which says nothing of policies.
+	if !looksLikePolicy(b) {
 		return File{}, fmt.Errorf("policy: load %s: %w", path, ErrNotPolicy)
 	}
 	sealed, err := seal.Check(b)

@@ -34,6 +34,10 @@ type Run struct {
 	// line with threshold_reached_at, else the first eval_mean >= threshold.
 	Reached             bool
 	EpisodesToThreshold int
+
+	// Experiment is the folder of the experiment the run is of
+	// (ExperimentOf): seeds of different experiments are never pooled.
+	Experiment string
 }
 
 // Load reads the run directories found under paths. Each path is a run
@@ -42,7 +46,9 @@ type Run struct {
 // returned sorted by env, label, seed and directory. A run that cannot be
 // read (a damaged file), and a seed of an env and method found a second
 // time (in another directory), is skipped, with the reason in skipped. It is an
-// error when no run.json is found, or no run can be read.
+// error when no run.json is found, or no run can be read. The same seed of a
+// method in two experiments (ExperimentOf) is two runs: the tables and plots
+// keep experiments apart (PerExperiment, OneExperiment).
 func Load(paths ...string) (runs []Run, skipped []error, err error) {
 	seen := map[string]bool{}
 	var dirs []string
@@ -88,6 +94,9 @@ func Load(paths ...string) (runs []Run, skipped []error, err error) {
 	}
 	sort.SliceStable(runs, func(i, j int) bool {
 		a, b := runs[i], runs[j]
+		if a.Experiment != b.Experiment {
+			return a.Experiment < b.Experiment
+		}
 		if a.Meta.Env != b.Meta.Env {
 			return envLess(a.Meta.Env, b.Meta.Env)
 		}
@@ -99,11 +108,12 @@ func Load(paths ...string) (runs []Run, skipped []error, err error) {
 		}
 		return a.Dir < b.Dir
 	})
-	// The same seed of a method found twice (two folders holding copies of
-	// a run) would count twice in every mean and test: the first is kept.
+	// The same seed of a method found twice in an experiment (two folders
+	// holding copies of a run) would count twice in every mean and test:
+	// the first is kept.
 	kept := runs[:0]
 	for i, r := range runs {
-		if i > 0 && kept[len(kept)-1].Meta.Env == r.Meta.Env && kept[len(kept)-1].Meta.Label == r.Meta.Label && kept[len(kept)-1].Meta.Seed == r.Meta.Seed {
+		if i > 0 && kept[len(kept)-1].Experiment == r.Experiment && kept[len(kept)-1].Meta.Env == r.Meta.Env && kept[len(kept)-1].Meta.Label == r.Meta.Label && kept[len(kept)-1].Meta.Seed == r.Meta.Seed {
 			skipped = append(skipped, fmt.Errorf("skipping %s: seed %d of %s on %s appears twice; %s is counted", r.Dir, r.Meta.Seed, r.Meta.Label, r.Meta.Env, kept[len(kept)-1].Dir))
 			continue
 		}
@@ -135,7 +145,7 @@ func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 // (required), result.json (optional) and curve.jsonl (an unfinished run's
 // up to its last checkpoint).
 func LoadRun(dir string) (Run, error) {
-	r := Run{Dir: dir}
+	r := Run{Dir: dir, Experiment: ExperimentOf(dir)}
 	var err error
 	if r.Meta, r.Curve, r.Result, err = rundir.ReadRun(dir); err != nil {
 		return r, fmt.Errorf("report: %w", err)

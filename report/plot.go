@@ -14,6 +14,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/stpis/stpis/rundir"
 )
 
 // PlotOptions configures Plot. The zero value gives a 6x4 inch, 150 dpi
@@ -97,17 +99,8 @@ func perEnv(runs []Run, outPNG string, opts PlotOptions, what string, draw func(
 
 // EnvFileName inserts "-<env>" before the extension of out.
 func EnvFileName(out, env string) string {
-	if env == "" {
-		env = "unknown"
-	}
-	env = strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ' ' || r == os.PathSeparator {
-			return '_'
-		}
-		return r
-	}, env)
 	ext := filepath.Ext(out)
-	return strings.TrimSuffix(out, ext) + "-" + env + ext
+	return strings.TrimSuffix(out, ext) + "-" + rundir.EnvDir(env) + ext
 }
 
 // envTitle is the env, with the resolved envs its runs ran in parentheses:

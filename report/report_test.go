@@ -511,13 +511,19 @@ func TestPlotColorDistinct(t *testing.T) {
 	}
 }
 
-// TestLoadCountsASeedOnce loads two folders that hold copies of the same
-// runs: each seed counts once, and each copy left out is named.
+// TestLoadCountsASeedOnce loads an experiment folder that holds two copies
+// of the same runs: each seed counts once, and each copy left out is
+// named.
 func TestLoadCountsASeedOnce(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
 	writeFixture(t, a, false)
 	writeFixture(t, b, false)
-	runs, skipped, err := Load(a, b)
+	// The copies, under another env folder of the same experiment a.
+	copies := filepath.Join(a, "zcopy")
+	if err := os.Rename(filepath.Join(b, "hopper"), copies); err != nil {
+		t.Fatal(err)
+	}
+	runs, skipped, err := Load(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,12 +531,57 @@ func TestLoadCountsASeedOnce(t *testing.T) {
 		t.Fatalf("%d runs, %d skipped; want 6 and 6: %v", len(runs), len(skipped), skipped)
 	}
 	for _, r := range runs {
-		if !strings.HasPrefix(r.Dir, a) {
-			t.Errorf("kept %s, want the copies under %s", r.Dir, a)
+		if strings.HasPrefix(r.Dir, copies) {
+			t.Errorf("kept %s, want the runs under %s", r.Dir, filepath.Join(a, "hopper"))
 		}
 	}
-	if msg := skipped[0].Error(); !strings.Contains(msg, "appears twice") || !strings.Contains(msg, b) {
+	if msg := skipped[0].Error(); !strings.Contains(msg, "appears twice") || !strings.Contains(msg, copies) {
 		t.Errorf("warning %q", msg)
+	}
+}
+
+// TestExperimentsKeptApart: the same seeds in two experiment folders are
+// two experiments' runs: all are loaded, the tables give each experiment
+// its own rows under its folder's name (never pooling its seeds with the
+// other's), and a plot refuses them, naming both folders.
+func TestExperimentsKeptApart(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	writeFixture(t, a, false)
+	writeFixture(t, filepath.Join(b, "runs"), false)
+	runs, skipped, err := Load(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 12 || len(skipped) != 0 {
+		t.Fatalf("%d runs, %d skipped; want 12 and 0: %v", len(runs), len(skipped), skipped)
+	}
+	names, by := Experiments(runs)
+	if len(names) != 2 || len(by[a]) != 6 || len(by[b]) != 6 {
+		t.Fatalf("experiments %v", names)
+	}
+	md, err := PerExperiment(runs, SummaryTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []string{a, b} {
+		// Each experiment's own row: 3 seeds, not 6.
+		i := strings.Index(md, "### "+e+"\n")
+		if i < 0 || !strings.Contains(md[i:], "| Hopper-v1 | STP_IS adaptive | 3/3 |") {
+			t.Errorf("no section of %s with its own row:\n%s", e, md)
+		}
+	}
+	if strings.Count(md, "reached: seeds that reached") != 1 || strings.Contains(md, "6/6") {
+		t.Errorf("notes once, no pooled row:\n%s", md)
+	}
+	err = OneExperiment(runs)
+	if err == nil || !strings.Contains(err.Error(), a+" (6 runs)") || !strings.Contains(err.Error(), b+" (6 runs)") {
+		t.Errorf("plot of two experiments: %v", err)
+	}
+	if err := OneExperiment(by[a]); err != nil {
+		t.Errorf("one experiment refused: %v", err)
+	}
+	if got := ExperimentOf(filepath.Join("results", "rl", "runs", "Hopper-v1", "ars", "seed1")); got != filepath.Join("results", "rl") {
+		t.Errorf("ExperimentOf: %s, want results/rl", got)
 	}
 }
 

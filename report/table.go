@@ -72,6 +72,9 @@ type TableOptions struct {
 const (
 	markNotReached = "N/A"
 	markNone       = "—"
+	// markNoThreshold is a cell whose runs had no threshold to reach
+	// (Walker2d, --threshold none): not N/A, which says they never reached one.
+	markNoThreshold = "no threshold"
 )
 
 // Cell summarises one (env, method) cell of the table.
@@ -89,6 +92,17 @@ func (c Cell) String() string {
 		return fmt.Sprintf("%s (0/%d)", markNotReached, c.Total)
 	}
 	return fmt.Sprintf("%s (mean %s, %d/%d)", fmtNum(c.Median), fmtNum(c.Mean), c.Reached, c.Total)
+}
+
+// cellText is the table's cell for runs: Summarize's, or "no threshold
+// (N seeds)" when none of them had a threshold.
+func cellText(runs []Run) string {
+	for _, r := range runs {
+		if r.Meta.HasThreshold {
+			return Summarize(runs).String()
+		}
+	}
+	return fmt.Sprintf("%s (%d seeds)", markNoThreshold, len(runs))
 }
 
 // Summarize computes the cell for a set of runs (normally the seeds of one
@@ -170,14 +184,14 @@ func Table(runs []Run, opts TableOptions) (string, error) {
 			if g := groups[key{env, l}]; len(g) == 0 {
 				row = append(row, markNone)
 			} else {
-				row = append(row, Summarize(g).String())
+				row = append(row, cellText(g))
 			}
 		}
 		writeRow(&sb, row)
 	}
 	sb.WriteString("\nCells: median episodes to reach the threshold over the seeds that reached it\n" +
 		"  (mean over the same seeds, seeds that reached it / seeds run); " +
-		markNotReached + ": no seed reached it; " + markNone + ": no runs.\n")
+		markNotReached + ": no seed reached it; " + markNoThreshold + ": the runs had none; " + markNone + ": no runs.\n")
 	return sb.String(), nil
 }
 
@@ -196,7 +210,7 @@ func paperTable(envs, labels []string, group func(env, label string) []Run, pape
 		if d := defaults[env]; d != "" {
 			if g := group(env, d); len(g) > 0 {
 				if _, _, ok := PaperEpisodes(env, paperLabel[d]); !ok {
-					writeRow(&sb, []string{env, "**ours (default)**: " + d, thresholdCell(g, env), Summarize(g).String(), markNone})
+					writeRow(&sb, []string{env, "**ours (default)**: " + d, thresholdCell(g, env), cellText(g), markNone})
 				}
 			}
 		}
@@ -209,11 +223,12 @@ func paperTable(envs, labels []string, group func(env, label string) []Run, pape
 			if l == defaults[env] {
 				name = "**ours (default)**: " + l
 			}
-			writeRow(&sb, []string{env, name, thresholdCell(g, env), Summarize(g).String(), paperCell(env, paperLabel[l])})
+			writeRow(&sb, []string{env, name, thresholdCell(g, env), cellText(g), paperCell(env, paperLabel[l])})
 		}
 	}
 	sb.WriteString("\nours: median episodes to reach the threshold over the seeds that reached it\n" +
-		"  (mean over the same seeds, seeds that reached it / seeds run); " + markNotReached + ": no seed reached it.\n" +
+		"  (mean over the same seeds, seeds that reached it / seeds run); " + markNotReached + ": no seed reached it;\n" +
+		"  " + markNoThreshold + ": the runs had none.\n" +
 		"paper: the published Table 2 (v1 tasks, 5 seeds), matched by the task's name and the method before\n" +
 		"  its first comma; " + markNotReached + " as published. Only the tasks and methods the paper ran have rows,\n" +
 		"  and the default (ours (default)), which the paper did not run: " + markNone + " in its paper cell.\n")

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,9 +21,35 @@ import (
 )
 
 // Path is the directory of one run: <out>/<env>/<method>/seed<N>, where
-// method names the optimizer and its variant ("stp_is-adaptive").
+// method names the optimizer and its variant ("stp_is-adaptive") and env
+// is the env id as a safe directory name (EnvDir: user_envs:PointMass-v0
+// is user_envs_PointMass-v0; run.json keeps the exact id).
 func Path(out, env, method string, seed uint64) string {
+	return filepath.Join(out, EnvDir(env), method, "seed"+strconv.FormatUint(seed, 10))
+}
+
+// LegacyPath is the directory builds before EnvDir gave a run: the env id
+// as it is (a module:Id's ":" in the name). Such a run still resumes.
+func LegacyPath(out, env, method string, seed uint64) string {
 	return filepath.Join(out, env, method, "seed"+strconv.FormatUint(seed, 10))
+}
+
+// EnvDir is env as one safe file or directory name: every character but
+// ASCII letters, digits, '.', '-' and '_' becomes '_' (a module:Id's ':',
+// which breaks PATH-style lists, scp and Windows; a namespace's '/'), and
+// an empty id, or one of dots only, becomes "unknown".
+func EnvDir(env string) string {
+	safe := strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, env)
+	if strings.Trim(safe, ".") == "" {
+		return "unknown"
+	}
+	return safe
 }
 
 // ErrOccupied is returned by Create when the directory holds another run.

@@ -134,6 +134,9 @@ type Point struct {
 	// Restarted says the run gave up its attempt after this iteration and
 	// starts afresh (train.Restart).
 	Restarted bool `json:"restarted,omitempty"`
+	// RestartCheck, where Restarted, is the check of the rule that gave the
+	// attempt up (for the log line; the curve records only Restarted).
+	RestartCheck RestartCheck `json:"-"`
 	// BackedOff says the evaluation of this iteration fell below the
 	// guard's level and x_k went back to the best evaluated point.
 	BackedOff bool `json:"backed_off,omitempty"`
@@ -152,6 +155,25 @@ type Point struct {
 	// EpsPerS this invocation's training episodes per second.
 	ElapsedS float64 `json:"elapsed_s"`
 	EpsPerS  float64 `json:"eps_per_s"`
+}
+
+// RestartCheck is the restart rule's check that gave an attempt up: the
+// attempt's training episodes in the window the check averaged, the run's
+// episodes (From, To], lasted MeanLength steps on average, under Length of
+// the horizon.
+type RestartCheck struct {
+	// Early says it was the rule's early check (100x0.07 in
+	// 100x0.07,300x0.125), else its later one.
+	Early bool
+	// After and Length are the check's: due once the attempt has run After
+	// episodes, it gives up an attempt whose episodes since After/2 last on
+	// average under Length of the horizon.
+	After  int
+	Length float64
+	// From and To bound the window, in the run's episodes; Horizon is
+	// the episodes' horizon in steps.
+	From, To, Horizon int
+	MeanLength        float64
 }
 
 // line is a Point as written: the evaluation only when there is one, and

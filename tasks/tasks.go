@@ -18,6 +18,11 @@ type Task struct {
 	HasThreshold bool
 	// Budget is our default training-episode budget.
 	Budget int
+	// ObsDim and ActDim are the observation and action sizes of the
+	// gymnasium env the paper name runs as (GymnasiumEnv: TASK-v5), for
+	// the task list (`trainer envs`) without a bridge; a test holds them
+	// to what the bridge makes.
+	ObsDim, ActDim int
 	// Table2 is the paper's Table 2, episodes to the threshold by method
 	// label ("STP_IS adaptive", "ARS V2-t", ...); 0 means N/A (never
 	// reached).
@@ -39,17 +44,17 @@ func table2(v ...int) map[string]int {
 // all is the table, in the row order of the paper's Table 2, then Walker2d
 // (which the paper does not run).
 var all = []Task{
-	{Name: "Swimmer", K: 2, Threshold: 325, HasThreshold: true, Budget: 2000,
+	{Name: "Swimmer", K: 2, Threshold: 325, HasThreshold: true, Budget: 2000, ObsDim: 8, ActDim: 2,
 		Table2: table2(320, 110, 200, 90, 100, 427)},
-	{Name: "Hopper", K: 4, Threshold: 3120, HasThreshold: true, Budget: 8000,
+	{Name: "Hopper", K: 4, Threshold: 3120, HasThreshold: true, Budget: 8000, ObsDim: 11, ActDim: 3,
 		Table2: table2(3970, 2400, 3720, 1870, 51840, 1973)},
-	{Name: "HalfCheetah", K: 4, Threshold: 3430, HasThreshold: true, Budget: 10000,
+	{Name: "HalfCheetah", K: 4, Threshold: 3430, HasThreshold: true, Budget: 10000, ObsDim: 17, ActDim: 6,
 		Table2: table2(13760, 4420, 5040, 2710, 8106, 1707)},
-	{Name: "Ant", K: 40, Threshold: 3580, HasThreshold: true, Budget: 100000,
+	{Name: "Ant", K: 40, Threshold: 3580, HasThreshold: true, Budget: 100000, ObsDim: 105, ActDim: 8,
 		Table2: table2(107220, 43860, 96980, 26480, 58133, 20800)},
-	{Name: "Humanoid", K: 120, Threshold: 6000, HasThreshold: true, Budget: 1000000,
+	{Name: "Humanoid", K: 120, Threshold: 6000, HasThreshold: true, Budget: 1000000, ObsDim: 348, ActDim: 17,
 		Table2: table2(0, 530200, 0, 296800, 0, 142600)},
-	{Name: "Walker2d", K: 4, Budget: 20000},
+	{Name: "Walker2d", K: 4, Budget: 20000, ObsDim: 17, ActDim: 6},
 }
 
 // Name returns the task name of an env id: the id without its version

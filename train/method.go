@@ -48,6 +48,7 @@ var methods = map[string]func() Method{
 	"stp":    func() Method { return &STPSettings{} },
 	"stp_is": func() Method { return &STPSettings{IS: true} },
 	"ars":    func() Method { return &ARSSettings{} },
+	"cmaes":  func() Method { return &CMAESSettings{} },
 }
 
 // MethodNames lists the methods, sorted.

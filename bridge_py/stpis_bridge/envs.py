@@ -107,7 +107,8 @@ def clip(value: object, limit: int = ECHO_LIMIT) -> str:
 class UnknownEnvError(LookupError):
     """The env id is neither an id gymnasium has registered nor a paper alias.
 
-    The message names the nearest known ids, not all of them (ListEnvs lists them).
+    The message names the nearest known ids, not all of them (the ListEnvs call, and
+    `trainer envs --bridge ADDR`, list them).
     """
 
     def __init__(self, env_id: str, known: list[str], why: str = "") -> None:
@@ -115,7 +116,7 @@ class UnknownEnvError(LookupError):
         hint = f"; did you mean {' or '.join(near)}?" if near else ""
         super().__init__(
             f"unknown env id {clip(env_id)}{why}{hint} "
-            f"({len(known)} MuJoCo ids and paper names are known; ListEnvs lists them)"
+            f"({len(known)} MuJoCo ids and paper names are known; trainer envs --bridge lists them)"
         )
         self.env_id = env_id
         self.known = known

@@ -140,7 +140,7 @@ func describe(ctx context.Context, c *envclient.Client, env string, kw envclient
 				// The bridge's own reason (a module it does not allow, say).
 				msg += ": " + status.Convert(err).Message()
 			}
-			return info, usageError{fmt.Errorf("%s (the bridge knows the paper names %s and %d gymnasium ids; ListEnvs lists them)",
+			return info, usageError{fmt.Errorf("%s (the bridge knows the paper names %s and %d gymnasium ids: trainer envs --local lists them)",
 				msg, strings.Join(aliases, ", "), len(list.EnvIDs)-len(aliases))}
 		}
 	}

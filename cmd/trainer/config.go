@@ -53,6 +53,11 @@ func runConfig(args []string, stdout, stderr io.Writer) error {
 // near miss of.
 func warnUnknownTask(w io.Writer, env string) {
 	if _, ok := tasks.Lookup(env); ok {
+		if s := misspeltTask(env); s != "" {
+			// A task's name without its version: the task's settings, but
+			// no gymnasium env of that name.
+			fmt.Fprintf(w, "warning: no gymnasium env is named %s, and training refuses it: did you mean %s?\n", env, s)
+		}
 		return
 	}
 	msg := fmt.Sprintf("warning: %s is not a task of the table (train/presets.yaml): these are its fallback settings (no threshold, the fallback budget)", env)

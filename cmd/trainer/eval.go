@@ -163,6 +163,13 @@ func policyFile(path string) (string, policy.File, error) {
 	// A file that is there but does not load is a bad file, not a bad
 	// command line: exit 1.
 	p, err := policy.Load(file)
+	if errors.Is(err, policy.ErrNotPolicy) {
+		give := "a run directory"
+		if dir := filepath.Dir(file); rundir.Exists(dir) {
+			give = "the run directory " + dir
+		}
+		return file, p, fmt.Errorf("flag --policy: %s is not a policy file: give %s, or its %s or %s", file, give, rundir.PolicyFile, rundir.BestFile)
+	}
 	if err != nil {
 		return file, p, err
 	}

@@ -4,6 +4,7 @@
 //
 //	trainer --env Hopper-v1                 train (the default subcommand)
 //	trainer config --env Hopper-v1          a run's complete settings, as YAML
+//	trainer envs [--local | --bridge ADDR]  the tasks; with a bridge, every id it makes
 //	trainer eval --policy RUN/best_policy.json --episodes 100
 //	trainer plot RUNS... -o curve.png
 //	trainer table RUNS...
@@ -135,6 +136,8 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 		err = runEval(ctx, args, stdout, stderr)
 	case "config":
 		err = runConfig(args, stdout, stderr)
+	case "envs":
+		err = runEnvs(ctx, args, stdout, stderr)
 	case "render":
 		err = runRender(ctx, args, stdout, stderr)
 	case "plot":
@@ -144,6 +147,10 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 	case "convex":
 		err = runConvex(ctx, args, stdout, stderr)
 	case "version":
+		if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+			fmt.Fprintln(stdout, "usage: trainer version   prints the module version, the commit and the Go version; it takes no flags")
+			return exitOK
+		}
 		if len(args) > 0 {
 			fmt.Fprintf(stderr, "trainer version: unexpected argument %q: version takes no flags or arguments\n", args[0])
 			return exitUsage
@@ -176,6 +183,7 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 const usageText = `usage:
   trainer [train] --env Hopper-v1 [flags]   train a linear policy (the default method for the task: trainer config shows it)
   trainer config --env Hopper-v1 [--method M --step S --preset P]   print a run's complete settings as YAML (for --config)
+  trainer envs [--local | --bridge ADDR]   the tasks (sizes, threshold, default method); with a bridge, the other gymnasium ids it makes
   trainer eval --policy FILE|RUN --episodes 100
   trainer render --policy FILE|RUN -o out.gif|out.mp4   episodes drawn off-screen (EGL), the camera following the robot
   trainer plot RUNS... -o curve.png        reward curves, mean ± std over seeds (--success: fraction of seeds past the threshold)
@@ -185,20 +193,42 @@ const usageText = `usage:
 Run 'trainer SUBCOMMAND -h' for its flags ('trainer train -h' for training's).
 Exit codes: 0 done, 1 failed, 2 bad command line, 130 interrupted (checkpointed; --resume continues).`
 
+// buildCommit and buildDirty are the commit and "true" for a tree with
+// changes, set by make build (-ldflags -X) for the builds whose build
+// information has no VCS stamp (a git worktree, GOFLAGS=-buildvcs=false).
+var buildCommit, buildDirty string
+
 // version is the module version, the VCS commit and the Go version.
 func version() string {
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "trainer (no build information)"
+	return versionOf(bi, ok, buildCommit, buildDirty == "true")
+}
+
+// versionOf is version's line from the build information bi (ok: there is
+// some): its vcs.revision and vcs.modified, else the commit make build
+// passed, else a line saying how to get one.
+func versionOf(bi *debug.BuildInfo, ok bool, commit string, dirty bool) string {
+	if !ok || bi == nil {
+		bi = &debug.BuildInfo{Main: debug.Module{Path: "github.com/stpis/stpis", Version: "(unknown)"}, GoVersion: "(unknown Go)"}
 	}
-	rev, dirty := "unknown", ""
+	var revision, modified string
 	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			rev = s.Value
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "+dirty"
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value
 		}
 	}
-	return fmt.Sprintf("trainer %s %s commit %s%s %s", bi.Main.Path, bi.Main.Version, rev, dirty, bi.GoVersion)
+	if revision != "" {
+		commit, dirty = revision, modified == "true"
+	}
+	rev := "commit unknown (built without version control information: make build in a git checkout records it)"
+	if commit != "" {
+		rev = "commit " + commit
+		if dirty {
+			rev += "+dirty"
+		}
+	}
+	return fmt.Sprintf("trainer %s %s %s %s", bi.Main.Path, bi.Main.Version, rev, bi.GoVersion)
 }

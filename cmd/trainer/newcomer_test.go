@@ -49,7 +49,7 @@ func TestConvexDataShipped(t *testing.T) {
 // shows no placeholder leaked from a flag's help.
 func TestHelpOnStdout(t *testing.T) {
 	for _, args := range [][]string{{"-h"}, {"--help"}, {"help"}, {"train", "-h"}, {"config", "-h"}, {"eval", "-h"},
-		{"render", "-h"}, {"plot", "-h"}, {"table", "-h"}, {"convex", "-h"}} {
+		{"render", "-h"}, {"plot", "-h"}, {"table", "-h"}, {"convex", "-h"}, {"envs", "-h"}} {
 		code, stdout, stderr := trainer(t, args...)
 		if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "usage") {
 			t.Errorf("%v: exit %d, stdout %.80q, stderr %.200q", args, code, stdout, stderr)
@@ -73,6 +73,8 @@ func TestDidYouMean(t *testing.T) {
 		{[]string{"--env", "Hopper-v1", "--max-episode", "40"}, "unknown flag --max-episode: did you mean --max-episodes?"},
 		{[]string{"--env", "Hoper-v1", "--max-episodes", "40"}, `"Hoper-v1" is not a task the trainer knows: did you mean Hopper-v1?`},
 		{[]string{"--env", "halfcheetah-v5"}, "did you mean HalfCheetah-v5?"},
+		{[]string{"--env", "hopper"}, `"hopper" is not a task the trainer knows: did you mean Hopper-v1?`},
+		{[]string{"--env", "Hopper"}, "did you mean Hopper-v1?"},
 		{[]string{"eval", "--polcy", "x"}, "did you mean --policy?"},
 		{[]string{"plot", "runs", "--sucess"}, "did you mean --success?"},
 		{[]string{"--env", "Hopper-v1", "--seed", "x"}, "for flag --seed"},
@@ -99,6 +101,9 @@ func TestConfigWarnsUnknownTask(t *testing.T) {
 	}
 	if code, _, stderr := trainer(t, "config", "--env", "Hopper-v1"); code != 0 || stderr != "" {
 		t.Errorf("config --env Hopper-v1: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := trainer(t, "config", "--env", "Hopper"); code != 0 || !strings.Contains(stderr, "did you mean Hopper-v1?") {
+		t.Errorf("config --env Hopper: exit %d, %q", code, stderr)
 	}
 }
 
@@ -143,9 +148,35 @@ func TestUserEnvModule(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
-	res := readResult(t, filepath.Join(out, "user_envs:PointMass-v0", "stp-combined", "seed1"))
+	dir := filepath.Join(out, "user_envs_PointMass-v0", "stp-combined", "seed1")
+	res := readResult(t, dir)
 	if res.Episodes != 48 || !strings.Contains(stdout, `"episodes":48`) || res.BestEval >= 0 {
 		t.Errorf("result %+v\n%s", res, stdout)
+	}
+	if meta, err := rundir.ReadMeta(dir); err != nil || meta.Env != "user_envs:PointMass-v0" {
+		t.Errorf("run.json's env: %+v, %v", meta.Env, err)
+	}
+	_ = filepath.WalkDir(out, func(path string, _ os.DirEntry, _ error) error {
+		if strings.Contains(path, ":") {
+			t.Errorf("a run's path holds ':': %s", path)
+		}
+		return nil
+	})
+	// A run a build before safe names wrote, in runs/user_envs:PointMass-v0/,
+	// still resumes where it is.
+	legacy := filepath.Join(out, "user_envs:PointMass-v0", "stp-combined", "seed1")
+	if err := os.MkdirAll(filepath.Dir(legacy), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dir, legacy); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = trainer(t, "--env", "user_envs:PointMass-v0", "--max-episodes", "96", "--workers", "2", "--out", out, "--resume", "--log-level", "warn")
+	if res := readResult(t, legacy); code != 0 || res.Episodes != 96 {
+		t.Errorf("resume of a run at its old path: exit %d, %d episodes\n%s", code, res.Episodes, stderr)
+	}
+	if rundir.Exists(dir) {
+		t.Errorf("the resume started a new run at %s beside the old one", dir)
 	}
 	code, _, stderr = trainer(t, "--env", "user_envs:PointMass-v0", "--bridge", bridgeAddr, "--out", t.TempDir())
 	if lines := strings.Split(strings.TrimSpace(stderr), "\n"); code != exitUsage || len(lines) != 1 || !strings.Contains(stderr, "--env-module user_envs") {
@@ -213,7 +244,8 @@ func TestEvalPerEpisode(t *testing.T) {
 func TestHintsNameThePathRun(t *testing.T) {
 	var log strings.Builder
 	summarize(zerolog.New(&log), io.Discard, train.Config{Label: "STP"}, rundir.Result{}, "runs/x/seed1")
-	if !strings.Contains(log.String(), "plot with: "+os.Args[0]+" plot runs/x/seed1") {
+	if !strings.Contains(log.String(), "plot it with: "+os.Args[0]+" plot runs/x/seed1 -o runs/x/seed1/curve.png") ||
+		!strings.Contains(log.String(), "eval --policy runs/x/seed1") {
 		t.Errorf("summary: %s", log.String())
 	}
 	msg := guardMessage(train.Guard{On: true}, rundir.Point{GuardEval: 120.5, EvalMean: 164.5, BackedOff: true}, 141.5, true)
@@ -227,31 +259,48 @@ func TestHintsNameThePathRun(t *testing.T) {
 	}
 }
 
-// TestETATowardTheThreshold: a run that stops at its threshold gets an ETA
-// to it from its best evaluation's recent climb, never beyond the
-// budget's; without a climb, a threshold or a speed it is the budget's.
+// TestETATowardTheThreshold: the ETA is to the budget; a run that stops
+// at its threshold also gets an ETA to it when its best evaluation's
+// recent climb reaches it within the budget, "not at this rate" when the
+// climb reaches it only past the budget or is flat (issue 53: 146 of 3120
+// gave "~4s to the threshold", capped by the budget), and "at the next
+// evaluation" when the climb says it is already due (not "~0s").
 func TestETATowardTheThreshold(t *testing.T) {
 	evals := []evalAt{{0, 50}, {100, 100}, {300, 150}, {500, 200}}
 	// The window's climb: 150 over 500 episodes, 0.3 an episode; 100 to
-	// go from 200 at episode 500 (now 520): 313 episodes at 10 a second.
+	// go from 200 at episode 500: episode 833, 313 from now (520) at 10 a
+	// second.
 	e := estimateETA(evals, 520, 4000, 10, 300, true)
-	if !e.hasThresh || e.threshold != 31*time.Second || e.budget != 348*time.Second || !strings.Contains(e.text(), "~31s to the threshold") {
-		t.Errorf("climbing: %+v %q", e, e.text())
+	if e.outlook != outlookETA || e.threshold != 31*time.Second || e.budget != 348*time.Second ||
+		e.thresholdText() != "threshold ~31s" || e.budgetText() != "ETA 5m48s" {
+		t.Errorf("climbing: %+v %q", e, e.thresholdText())
 	}
-	if e := estimateETA(evals, 520, 600, 10, 300, true); e.threshold != e.budget || e.budget != 8*time.Second {
-		t.Errorf("capped by the budget: %+v", e)
+	// The same climb with a budget of 600 episodes: past the budget.
+	if e := estimateETA(evals, 520, 600, 10, 300, true); e.outlook != outlookNotAtRate || e.thresholdText() != "threshold: not at this rate" || e.budget != 8*time.Second {
+		t.Errorf("past the budget: %+v %q", e, e.thresholdText())
+	}
+	// 146 of 3120 after a climb of 96 over 400 episodes: 12000 episodes away.
+	if e := estimateETA([]evalAt{{0, 50}, {400, 146}}, 420, 4000, 10, 3120, true); e.outlook != outlookNotAtRate {
+		t.Errorf("146 of 3120: %+v", e)
+	}
+	// Due at episode 833 by the climb, now at 900 with no evaluation since.
+	if e := estimateETA(evals, 900, 4000, 10, 300, true); e.outlook != outlookNextEval || e.thresholdValue() != "at the next evaluation" {
+		t.Errorf("already due: %+v", e)
+	}
+	if e := estimateETA([]evalAt{{0, 50}, {100, 50}}, 120, 4000, 10, 300, true); e.outlook != outlookNotAtRate {
+		t.Errorf("flat: %+v", e)
 	}
 	for _, e := range []etaEstimate{
 		estimateETA(evals, 520, 4000, 10, 300, false),                        // --continue-after-threshold
-		estimateETA([]evalAt{{0, 50}, {100, 50}}, 120, 4000, 10, 300, true),  // no climb
+		estimateETA([]evalAt{{0, 50}}, 120, 4000, 10, 300, true),             // one evaluation
 		estimateETA([]evalAt{{0, 50}, {100, 400}}, 120, 4000, 10, 300, true), // reached
 	} {
-		if e.hasThresh || !e.hasBudget || !strings.Contains(e.text(), "to the budget") {
-			t.Errorf("%+v %q", e, e.text())
+		if e.outlook != outlookNone || !e.hasBudget || e.thresholdText() != "" {
+			t.Errorf("%+v %q", e, e.thresholdText())
 		}
 	}
-	if e := estimateETA(evals, 520, 4000, 0, 300, true); e.text() != "ETA ?" {
-		t.Errorf("no speed: %q", e.text())
+	if e := estimateETA(evals, 520, 4000, 0, 300, true); e.budgetText() != "ETA ?" || e.thresholdText() != "" {
+		t.Errorf("no speed: %q", e.budgetText())
 	}
 }
 

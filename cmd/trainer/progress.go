@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -54,17 +55,7 @@ func (r *progress) show(p rundir.Point) {
 		eta = est.budget.String()
 	}
 	if r.bar {
-		ev := ""
-		if p.HasEval {
-			ev = fmt.Sprintf(" eval %.1f±%.1f", p.EvalMean, p.EvalStd)
-		}
-		is := ""
-		if p.PEntropy > 0 && r.cfg.MethodName() == "stp_is" {
-			// Only importance sampling has a distribution worth watching.
-			is = fmt.Sprintf("  H(p) %.2f", p.PEntropy)
-		}
-		fmt.Fprintf(r.stderr, "\r\033[K%s it %d  %d/%d episodes (%.0f%%, %s)  train return %.1f%s  best eval %.1f  step %.3g%s  %.1f ep/s",
-			r.cfg.Label, p.Iter, p.Episodes, max, pct, est.text(), p.Reward, ev, p.BestEval, p.StepSize, is, p.EpsPerS)
+		fmt.Fprint(r.stderr, "\r\033[K"+fitLine(r.barFields(p, est), termWidth(r.stderr)))
 	} else if p.HasEval || time.Since(r.lastLog) >= logEvery {
 		r.lastLog = time.Now()
 		ev := r.log.Info().Int("iter", p.Iter).Int("episodes", p.Episodes).Int("max_episodes", max).
@@ -74,8 +65,8 @@ func (r *progress) show(p rundir.Point) {
 		if p.HasEval {
 			ev = ev.Float64("eval_mean", logRound(p.EvalMean)).Float64("eval_std", logRound(p.EvalStd))
 		}
-		if est.hasThresh {
-			ev = ev.Str("eta_threshold", est.threshold.String())
+		if v := est.thresholdValue(); v != "" {
+			ev = ev.Str("eta_threshold", v)
 		}
 		ev.Msg("progress")
 	}
@@ -86,9 +77,7 @@ func (r *progress) show(p rundir.Point) {
 	}
 	if p.Restarted {
 		r.end()
-		rs := r.cfg.Restart
-		r.log.Info().Int("episodes", p.Episodes).Int("restart_after", rs.After).Float64("restart_length", rs.Length).
-			Msgf("restart: the last %d episodes lasted under %g of the horizon (the first plateau); a fresh attempt takes the rest of the budget", rs.After-rs.After/2, rs.Length)
+		restartLine(r.log, r.cfg.Restart, p)
 	}
 	if p.Iter == 0 && p.HasEval {
 		r.initial, r.hasInitial = p.EvalMean, true
@@ -102,6 +91,31 @@ func (r *progress) show(p rundir.Point) {
 		r.end()
 		r.log.Info().Int("episodes", p.ReachedAt).Float64("eval", p.EvalMean).Float64("threshold", r.cfg.Limits.Threshold).Msg("threshold reached")
 	}
+}
+
+// restartLine logs a restart, naming the check that gave the attempt up
+// and the window it averaged (a point without the check, which the loop
+// always gives, names the rule's later check).
+func restartLine(log zerolog.Logger, rule train.Restart, p rundir.Point) {
+	c := p.RestartCheck
+	if c.After == 0 {
+		c = rundir.RestartCheck{After: rule.After, Length: rule.Length}
+	}
+	which := "the check"
+	if rule.Early > 0 {
+		which = "the later check"
+		if c.Early {
+			which = "the early check"
+		}
+	}
+	ev := log.Info().Int("episodes", p.Episodes).Str("check", fmt.Sprintf("%dx%g", c.After, c.Length)).Bool("early", c.Early)
+	msg := fmt.Sprintf("restart at %d episodes: %s (%dx%g) gave the attempt up", p.Episodes, which, c.After, c.Length)
+	if c.To > c.From {
+		ev = ev.Int("window_from", c.From).Int("window_to", c.To).Float64("mean_length", logRound(c.MeanLength)).Int("horizon", c.Horizon)
+		msg += fmt.Sprintf(": its last %d episodes (%d-%d, since half the check) lasted %.0f steps on average, under %g of the horizon (%.0f of %d)",
+			c.To-c.From, c.From+1, c.To, c.MeanLength, c.Length, c.Length*float64(c.Horizon), c.Horizon)
+	}
+	ev.Msg(msg + "; a fresh attempt takes the rest of the budget")
 }
 
 // guardMessage says what the guard did at p: the evaluation it acted on,
@@ -137,10 +151,14 @@ func summarize(log zerolog.Logger, stdout io.Writer, cfg train.Config, res rundi
 			reached = fmt.Sprintf("threshold %g reached at %d episodes", l.Threshold, *res.EpisodesToThreshold)
 		}
 	}
-	msg := fmt.Sprintf("run finished: %s on %s, best eval %.1f, final eval %.1f, %s; %d training episodes in %s. Curve %s, policies %s and %s; plot with: %s plot %s",
-		cfg.Label, cfg.Problem.Env, res.BestEval, res.FinalEval, reached, res.Episodes,
+	final := "the last evaluation, of the point training ended on"
+	if res.BackOffs > 0 {
+		final = "the best point evaluated afresh, on other episodes, after the guard sent the run back to it"
+	}
+	msg := fmt.Sprintf("run finished: %s on %s, best eval %.1f (the highest evaluation during training: best_policy.json), final eval %.1f (%s: policy.json), %s; %d training episodes in %s. Curve %s; plot it with: %s plot %s -o %s; replay the best policy with: %s eval --policy %s",
+		cfg.Label, cfg.Problem.Env, res.BestEval, res.FinalEval, final, reached, res.Episodes,
 		time.Duration(res.WallS*float64(time.Second)).Round(time.Second).String(), filepath.Join(path, rundir.CurveFile),
-		filepath.Join(path, rundir.BestFile), filepath.Join(path, rundir.PolicyFile), self(), path)
+		shellQuote(self()), shellQuote(path), shellQuote(filepath.Join(path, "curve.png")), shellQuote(self()), shellQuote(path))
 	ev := log.Info().Float64("best_eval", res.BestEval).Float64("final_eval", res.FinalEval).Bool("reached", res.Reached).
 		Int("episodes", res.Episodes).Float64("wall_s", res.WallS)
 	if res.Reached {
@@ -165,6 +183,17 @@ func self() string {
 		return os.Args[0]
 	}
 	return "trainer"
+}
+
+// shellQuote quotes s for a shell where it holds anything but letters,
+// digits and . _ - / + = : , @ (a path with a space), so that a hint pastes.
+func shellQuote(s string) string {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/+=:,@", r)) {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }
 
 // logRound rounds v to 3 decimals for a log line, a non-finite v to 0

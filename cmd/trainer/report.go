@@ -20,7 +20,8 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("trainer plot")
 	out := fs.String("o", "curve.png", "output PNG (one file per env when the runs span several)")
 	success := fs.Bool("success", false, "plot the fraction of seeds that have reached the threshold against training episodes, one step line per method, instead of the reward curves")
-	methods := fs.String("methods", "", "plot only these, comma-separated: default (the task's default), ars, paper (the paper preset), or a method's label")
+	profile := fs.Bool("profile", false, "plot the performance profiles of every method across the tasks (the fraction of runs above each normalized score, final evaluations solid and AUC dashed) into the one file -o, instead of the reward curves")
+	methods := fs.String("methods", "", "plot only these, comma-separated: default (the task's default), ars, cmaes, paper (the paper preset), or a method's label")
 	runs, err := loadRuns(fs, args, stdout, stderr)
 	if err != nil {
 		return err
@@ -29,11 +30,24 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		// The plots are PNG: x.jpg would hold PNG bytes.
 		return usageError{fmt.Errorf("invalid value %q for flag -o: want a name ending in .png (the plots are PNG)", *out)}
 	}
+	if err := report.OneExperiment(runs); err != nil {
+		return err
+	}
 	defaults := defaultLabels(runs)
 	if *methods != "" {
 		if runs, err = selectMethods(runs, strings.Split(*methods, ","), defaults); err != nil {
 			return err
 		}
+	}
+	if *success && *profile {
+		return usageError{errors.New("give --success or --profile, not both")}
+	}
+	if *profile {
+		if err := report.ProfilePlot(runs, *out, report.PlotOptions{Default: defaults}); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, *out)
+		return nil
 	}
 	draw := report.PlotFiles
 	if *success {
@@ -76,8 +90,8 @@ func defaultLabels(runs []report.Run) map[string]string {
 	return out
 }
 
-// selectMethods keeps the runs of the methods named: default, ars, paper
-// or a label.
+// selectMethods keeps the runs of the methods named: default, ars, cmaes,
+// paper or a label.
 func selectMethods(runs []report.Run, names []string, defaults map[string]string) ([]report.Run, error) {
 	var kept []report.Run
 	for _, r := range runs {
@@ -85,6 +99,7 @@ func selectMethods(runs []report.Run, names []string, defaults map[string]string
 			switch n = strings.TrimSpace(n); {
 			case n == "default" && r.Meta.Label == defaults[r.Meta.Env],
 				n == "ars" && r.Meta.Method == "ars",
+				n == "cmaes" && r.Meta.Method == "cmaes",
 				n == "paper" && strings.HasSuffix(r.Meta.Label, "paper preset"),
 				n == r.Meta.Label:
 				kept = append(kept, r)
@@ -95,7 +110,7 @@ func selectMethods(runs []report.Run, names []string, defaults map[string]string
 		}
 	}
 	if len(kept) == 0 {
-		return nil, usageError{fmt.Errorf("flag --methods: no run is of %s (default, ars, paper or a label)", strings.Join(names, ", "))}
+		return nil, usageError{fmt.Errorf("flag --methods: no run is of %s (default, ars, cmaes, paper or a label)", strings.Join(names, ", "))}
 	}
 	return kept, nil
 }
@@ -105,19 +120,53 @@ func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("trainer table")
 	paper := fs.Bool("paper", false, "add the paper's published figures beside ours")
 	summary := fs.Bool("summary", false, "one row per task and method: seeds that reached the threshold, the Kaplan-Meier median of the episodes to it (a seed that never reached it censored at the episodes it ran) with a 95% bootstrap interval, the median over the seeds that reached it, the log-rank p-value against the task's ARS row, median best and final evaluations, the Mann-Whitney p-value of the final evaluations against ARS's")
+	methods := fs.String("methods", "", "with --aggregate: only these methods, comma-separated: default (each task's default), ars, paper (the paper preset), or a method's label")
+	aggregate := fs.Bool("aggregate", false, "across the tasks, per method (each task's default as one method, ARS as another): normalized scores (0 the start evaluation, 1 the threshold, or ARS's median final where a task has none), their interquartile mean on final evaluations and on the area under the curve, and the probability of improvement over ARS and between peers, with 95% stratified bootstrap intervals (rliable's statistics)")
 	runs, err := loadRuns(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	if *summary {
-		md, err := report.SummaryTable(runs)
+	if *summary && *aggregate || *paper && (*summary || *aggregate) {
+		return usageError{errors.New("give one of --paper, --summary and --aggregate")}
+	}
+	if *methods != "" && !*aggregate {
+		return usageError{errors.New("flag --methods applies to --aggregate only (trainer plot --methods selects the curves)")}
+	}
+	if *aggregate {
+		keep := map[string]bool{}
+		for _, m := range strings.Split(*methods, ",") {
+			switch m = strings.TrimSpace(m); m {
+			case "":
+			case "default":
+				keep[report.MethodDefault] = true
+			case "ars":
+				keep[report.MethodARS] = true
+			case "paper":
+				keep[report.MethodPaper] = true
+			default:
+				keep[m] = true
+			}
+		}
+		md, err := report.PerExperiment(runs, func(runs []report.Run) (string, error) {
+			return report.AggregateTable(runs, report.AggregateOptions{Default: defaultLabels(runs), Methods: keep})
+		})
 		if err != nil {
 			return err
 		}
 		fmt.Fprint(stdout, md)
 		return nil
 	}
-	md, err := report.Table(runs, report.TableOptions{Paper: *paper, Default: defaultLabels(runs)})
+	if *summary {
+		md, err := report.PerExperiment(runs, report.SummaryTable)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(stdout, md)
+		return nil
+	}
+	md, err := report.PerExperiment(runs, func(runs []report.Run) (string, error) {
+		return report.Table(runs, report.TableOptions{Paper: *paper, Default: defaultLabels(runs)})
+	})
 	if err != nil {
 		return err
 	}

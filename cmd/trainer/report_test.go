@@ -96,3 +96,37 @@ func TestPlotSuccessCommand(t *testing.T) {
 		t.Errorf("a missing directory: exit %d, %q", code, errOut)
 	}
 }
+
+// TestTableAggregateCommand: every run ends at 3000 and starts there, so
+// every normalized score is 0 and STP's probability of improvement over
+// ARS is one half, ties counted one half, in every resample.
+func TestTableAggregateCommand(t *testing.T) {
+	root := t.TempDir()
+	writeReportRuns(t, root)
+	code, out, errOut := trainer(t, "table", root, "--aggregate")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"| Hopper-v1 (default: STP combined, guided by the gradient sum) | 3000 | 3120 | threshold |",
+		"| STP combined | 1 | 3 | 0.00 [0.00, 0.00] | 0.00 [0.00, 0.00] | 0.50 [0.50, 0.50] | 0.50 [0.50, 0.50] |",
+		"| ARS | 1 | 3 |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errOut := trainer(t, "table", root, "--aggregate", "--summary"); code != 2 || !strings.Contains(errOut, "give one of --paper, --summary and --aggregate") {
+		t.Errorf("--aggregate --summary: exit %d, %q", code, errOut)
+	}
+	if code, _, errOut := trainer(t, "table", root, "--summary", "--methods", "ars"); code != 2 || !strings.Contains(errOut, "--methods applies to --aggregate only") {
+		t.Errorf("--summary --methods: exit %d, %q", code, errOut)
+	}
+	png := filepath.Join(t.TempDir(), "profile.png")
+	if code, out, errOut := trainer(t, "plot", "--profile", root, "-o", png); code != 0 || strings.TrimSpace(out) != png {
+		t.Fatalf("plot --profile: exit %d, %q, %s", code, out, errOut)
+	}
+	if st, err := os.Stat(png); err != nil || st.Size() == 0 {
+		t.Fatalf("%s: %v", png, err)
+	}
+}

@@ -26,7 +26,7 @@ const checkpointEvery = 10
 // run that another trainer has open.
 func (f *trainFlags) checkFree(cfg train.Config) error {
 	for s := 0; s < f.seeds; s++ {
-		path := rundir.Path(f.out, cfg.Problem.Env, cfg.Name, cfg.Problem.Seed+uint64(s))
+		path := runPath(f.out, cfg, cfg.Problem.Seed+uint64(s))
 		// A run another trainer has open fails now (exit 1), not after a
 		// bridge has started.
 		if err := rundir.InUse(path); err != nil {
@@ -39,6 +39,17 @@ func (f *trainFlags) checkFree(cfg train.Config) error {
 	return nil
 }
 
+// runPath is the directory of cfg's run of seed under out: rundir.Path,
+// or where a build before safe env names put it, if that run is there
+// (runs/user_envs:PointMass-v0/...), so that it still resumes.
+func runPath(out string, cfg train.Config, seed uint64) string {
+	path := rundir.Path(out, cfg.Problem.Env, cfg.Name, seed)
+	if legacy := rundir.LegacyPath(out, cfg.Problem.Env, cfg.Name, seed); legacy != path && !rundir.Exists(path) && rundir.Exists(legacy) {
+		return legacy
+	}
+	return path
+}
+
 // occupied turns rundir's ErrOccupied into a usage error with the way out.
 func occupied(err error) error {
 	return usageError{fmt.Errorf("%w: pass --resume to continue it or --force to replace it", err)}
@@ -48,7 +59,7 @@ func occupied(err error) error {
 // before the run was done.
 func trainOne(ctx context.Context, graceful <-chan struct{}, f *trainFlags, cfg train.Config, info envclient.EnvInfo,
 	client *envclient.Client, log zerolog.Logger, stdout, stderr io.Writer) (stopped bool, err error) {
-	path := rundir.Path(f.out, cfg.Problem.Env, cfg.Name, cfg.Problem.Seed)
+	path := runPath(f.out, cfg, cfg.Problem.Seed)
 	log = log.With().Str("run", path).Logger()
 	dir, r, err := open(f, cfg, info, path, log, stdout)
 	if err != nil || dir == nil {

@@ -80,7 +80,7 @@ func TestEqualSettingsGiveEqualNames(t *testing.T) {
 		}
 		names[string(b)] = name
 	}
-	ant := []string{"dev-ant/default/runs/Ant-v1/stp-combined/seed105", "dev-ant/default/runs/Ant-v1/stp-combined-r0.0015/seed101"}
+	ant := []string{"archive/dev-ant/default/runs/Ant-v1/stp-combined/seed105", "archive/dev-ant/default/runs/Ant-v1/stp-combined-r0.0015/seed101"}
 	a := readRunConfig(t, filepath.Join("../../results", ant[0], "run.json"))
 	b := readRunConfig(t, filepath.Join("../../results", ant[1], "run.json"))
 	if a.Name != b.Name {
@@ -121,13 +121,13 @@ func TestCommittedRunsRepeat(t *testing.T) {
 		episodes string
 		evals    bool
 	}{
-		{"runs/Hopper-v1/ars/seed1", "100", false},                              // schema 1 (flat), ARS V2-t
-		{"rl/runs/HalfCheetah-v1/stp_is-adaptive-paper/seed1", "60", true},      // schema 2 (blocks), the paper's STP_IS
-		{"rl/runs/HalfCheetah-v1/stp-combined/seed1", "48", true},               // schema 2, the combined step's rate in the units before 4b94225
-		{"rl/runs/Swimmer-v1/stp-adaptive-k1-m8/seed1", "100", true},            // schema 3, STP adaptive
-		{"rl/runs/Hopper-v1/stp-combined/seed11", "100", true},                  // schema 3, the combined step with restarts
-		{"hopper-guided/runs/Hopper-v1/stp-combined-guided/seed1", "100", true}, // schema 3, the guided step
-		{"hopper-early/runs/Hopper-v1/stp-combined-guided/seed1", "432", true},  // schema 3, restarts at 304 (the check at 300) and 408 (the early check)
+		{"archive/runs/Hopper-v1/ars/seed1", "100", false},                              // schema 1 (flat), ARS V2-t
+		{"rl/runs/HalfCheetah-v1/stp_is-adaptive-paper/seed1", "60", true},              // schema 2 (blocks), the paper's STP_IS
+		{"rl/runs/HalfCheetah-v1/stp-combined/seed1", "48", true},                       // schema 2, the combined step's rate in the units before 4b94225
+		{"rl/runs/Swimmer-v1/stp-adaptive-k1-m8/seed1", "100", true},                    // schema 3, STP adaptive
+		{"rl/runs/Hopper-v1/stp-combined/seed11", "100", true},                          // schema 3, the combined step with restarts
+		{"archive/hopper-guided/runs/Hopper-v1/stp-combined-guided/seed1", "100", true}, // schema 3, the guided step
+		{"archive/hopper-early/runs/Hopper-v1/stp-combined-guided/seed1", "432", true},  // schema 3, restarts at 304 (the check at 300) and 408 (the early check)
 	} {
 		t.Run(tc.run, func(t *testing.T) {
 			committed := filepath.Join("../../results", tc.run)

@@ -51,9 +51,26 @@ func taskIDs() []string {
 }
 
 // misspeltTask returns the task id env is a near miss of (Hoper-v1:
-// Hopper-v1), or "" when env is a task's id, a module:Id, or near none.
+// Hopper-v1; hopper and Hopper, which no gymnasium makes: Hopper-v1), or
+// "" when env is a task's id, a module:Id, or near none. It needs no
+// bridge: the task table is the trainer's own.
 func misspeltTask(env string) string {
-	if _, ok := tasks.Lookup(env); ok || strings.Contains(env, ":") {
+	if strings.Contains(env, ":") {
+		return ""
+	}
+	name := tasks.Name(env)
+	for _, t := range tasks.All() {
+		if !strings.EqualFold(name, t.Name) {
+			continue
+		}
+		switch {
+		case name == env:
+			// A task's name without a version: gymnasium makes none.
+			return tasks.PaperEnv(t.Name)
+		case name != t.Name:
+			// The right task in the wrong case: the version as given.
+			return t.Name + env[len(name):]
+		}
 		return ""
 	}
 	return suggest(env, taskIDs())

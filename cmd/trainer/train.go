@@ -49,8 +49,8 @@ type selection struct {
 }
 
 func (s *selection) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.env, "env", "", "environment: a paper name (Hopper-v1, ...) or a gymnasium id (required)")
-	fs.StringVar(&s.method, "method", "", "optimizer: stp, stp_is or ars (ARS V2-t; V1-t with obs-norm: none in a --config file, as bench/ars-v1.yaml) (default: the preset's for the task: STP with the combined step, STP adaptive on Swimmer; paper: STP_IS adaptive). On Hopper the default's first direction is guided by a surrogate, the sum of the run's gradient estimates; stp_is's importance sampling by the paper's tanh MLP measured no better than uniform sampling (README)")
+	fs.StringVar(&s.env, "env", "", "environment: a paper name (Hopper-v1, ...) or a gymnasium id (required; trainer envs lists them)")
+	fs.StringVar(&s.method, "method", "", "optimizer: stp, stp_is, ars (ARS V2-t; V1-t with obs-norm: none in a --config file, as bench/ars-v1.yaml) or cmaes (CMA-ES; sigma and population in a --config file) (default: the preset's for the task: STP with the combined step, STP adaptive on Swimmer; paper: STP_IS adaptive). On Hopper the default's first direction is guided by a surrogate, the sum of the run's gradient estimates; stp_is's importance sampling by the paper's tanh MLP measured no better than uniform sampling (README)")
 	fs.StringVar(&s.step, "step", "", "step rule of stp and stp_is: combined (M directions, the best Top combined into one step), adaptive (Theorem 1) or fixed (Theorem 2) (default: the preset's)")
 	fs.StringVar(&s.preset, "preset", "", "the table of settings a run starts from (train/presets.yaml): tuned (measured best) or paper (the paper's method as it states it) (default tuned)")
 	fs.StringVar(&s.configFile, "config", "", "YAML file of settings (trainer config writes one; a run's run.json does too) applied over the preset; flags apply over it")
@@ -90,7 +90,7 @@ func parseTrainFlags(args []string, stdout io.Writer) (*trainFlags, error) {
 			return nil
 		})
 	}
-	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<variant>/seed<N>/, the variant naming the method, its step and what sets the run apart from its preset (-k<K>, -m<M>, -t<Top>, -orth or -gauss, -n<noise>, -r<rate>, -s<sharing>, -shift<S>, -re<after>x<length>, -paper)")
+	fs.StringVar(&f.out, "out", "runs", "output directory; each run writes <out>/<env>/<variant>/seed<N>/ (<env> with ':' and other characters unsafe in a file name as '_': user_envs_PointMass-v0), the variant naming the method, its step and what sets the run apart from its preset (-k<K>, -m<M>, -t<Top>, -orth or -gauss, -n<noise>, -r<rate>, -s<sharing>, -shift<S>, -re<after>x<length>, -paper)")
 	fs.BoolVar(&f.resume, "resume", false, "continue the run found in the output directory (start it if there is none); with a larger --max-episodes, extend a finished run")
 	fs.BoolVar(&f.force, "force", false, "replace a run already in the output directory")
 	fs.IntVar(&f.stopAfter, "stop-after", 0, "stop (as on SIGTERM, but exit 0) after N iterations of this invocation; for scripted, resumable chunks")

@@ -618,7 +618,7 @@ func TestRestartEndToEnd(t *testing.T) {
 	if !slices.Equal(at, []float64{16, 32, 48}) {
 		t.Fatalf("the curve marks restarts at %v, want [16 32 48]", at)
 	}
-	if strings.Count(stderr, "restart: the last 8 episodes") != 3 {
+	if strings.Count(stderr, "the check (16x0.95) gave the attempt up: its last 8 episodes") != 3 {
 		t.Fatalf("the log does not say the three restarts:\n%s", stderr)
 	}
 }

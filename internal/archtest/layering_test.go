@@ -42,6 +42,7 @@ var layers = map[string]layer{
 	// The optimizers, the policy, the task facts, the convex problems, the
 	// run directory's files and the generated wire code: leaves.
 	"ars":                   {leaf, nil},
+	"cmaes":                 {leaf, nil},
 	"policy":                {leaf, []string{"internal/safefile", "internal/seal"}},
 	"stp":                   {leaf, nil},
 	"surrogate":             {leaf, nil},
@@ -62,7 +63,7 @@ var layers = map[string]layer{
 	"convex/figures": {middle, []string{"convex", "convex/data", "stp"}},
 
 	// The training loop.
-	"train":      {config, []string{"ars", "envclient", "rundir", "stp", "surrogate", "tasks"}},
+	"train":      {config, []string{"ars", "cmaes", "envclient", "rundir", "stp", "surrogate", "tasks"}},
 	"train/loop": {loop, []string{"envclient", "policy", "rundir", "train"}},
 
 	// The commands, and these tests.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/stpis/stpis/policy"
+	"github.com/stpis/stpis/rundir"
 	"github.com/stpis/stpis/train"
 )
 
@@ -65,54 +66,57 @@ func (r *Run) newAttemptOptimizer() (train.Optimizer, error) {
 	return train.NewOptimizer(cfg, r.lin.Params())
 }
 
-// checkRestart applies the rule after an iteration and reports whether it
-// started a new attempt.
-func (r *Run) checkRestart() (bool, error) {
+// checkRestart applies the rule after an iteration and, when it started a
+// new attempt, returns the check that gave the last one up.
+func (r *Run) checkRestart() (*rundir.RestartCheck, error) {
 	rule, a := r.cfg.Restart, &r.c.Attempt
 	if !rule.On() || a.Checked || r.c.Reached {
-		return false, nil
+		return nil, nil
 	}
-	ok := true
+	var fired *rundir.RestartCheck
 	if rule.Early > 0 && !a.Early.Checked {
-		ok = r.check(rule.Early, rule.EarlyLength, &a.Early)
+		fired = r.check(rule.Early, rule.EarlyLength, &a.Early)
+		if fired != nil {
+			fired.Early = true
+		}
 	}
-	if ok {
-		ok = r.check(rule.After, rule.Length, &a.Check)
+	if fired == nil {
+		fired = r.check(rule.After, rule.Length, &a.Check)
 	}
-	if ok {
-		return false, nil
+	if fired == nil {
+		return nil, nil
 	}
 	*a = Attempt{Restarts: a.Restarts + 1, Start: r.c.Episodes, StartIter: r.c.Iter}
 	opt, err := r.newAttemptOptimizer()
 	if err != nil {
-		return false, fmt.Errorf("train: restart: %w", err)
+		return nil, fmt.Errorf("train: restart: %w", err)
 	}
 	norm, err := policy.NewNormalizer(r.info.ObsDim)
 	if err != nil {
-		return false, fmt.Errorf("train: restart: %w", err)
+		return nil, fmt.Errorf("train: restart: %w", err)
 	}
 	r.opt, r.norm = opt, norm
-	return true, nil
+	return fired, nil
 }
 
 // check is one of the rule's checks, due once the attempt has run after
 // episodes: it notes the counts at after/2 in c, marks c checked when the
-// attempt passes, and reports whether the attempt may go on (false: give
-// it up).
-func (r *Run) check(after int, length float64, c *Check) bool {
+// attempt passes, and returns nil while the attempt may go on, else what
+// the check measured (give it up).
+func (r *Run) check(after int, length float64, c *Check) *rundir.RestartCheck {
 	ran := r.c.Episodes - r.c.Attempt.Start
 	if c.MidEpisodes == 0 && ran >= after/2 {
 		c.MidEpisodes, c.MidSteps = r.c.Episodes, r.c.EnvSteps
 	}
 	if ran < after || r.c.Episodes == c.MidEpisodes {
-		return true
+		return nil
 	}
 	l := float64(r.c.EnvSteps-c.MidSteps) / float64(r.c.Episodes-c.MidEpisodes)
 	if h := r.horizon(); h <= 0 || l >= length*float64(h) {
 		c.Checked = true
-		return true
+		return nil
 	}
-	return false
+	return &rundir.RestartCheck{After: after, Length: length, From: c.MidEpisodes, To: r.c.Episodes, Horizon: r.horizon(), MeanLength: l}
 }
 
 // validate checks that c's counts lie within the attempt that began at

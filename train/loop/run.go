@@ -301,8 +301,12 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 		}
 		pt.Surrogate = train.Diagnosis(r.opt)
 	}
-	if pt.Restarted, err = r.checkRestart(); err != nil {
+	fired, err := r.checkRestart()
+	if err != nil {
 		return pt, err
+	}
+	if fired != nil {
+		pt.Restarted, pt.RestartCheck = true, *fired
 	}
 	pt.NonFinite = r.c.NonFinite - nonFinite
 	return r.point(pt), nil
