@@ -35,7 +35,7 @@ func TestUnboundedActionSpaceTrains(t *testing.T) {
 	if code, _, stderr := trainer(t, append(args, "--resume")...); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
-	run := filepath.Join(out, "user_envs:Unbounded-v0", "stp-combined", "seed1")
+	run := filepath.Join(out, "user_envs_Unbounded-v0", "stp-combined", "seed1")
 	if res := readResult(t, run); res.Episodes != 32 {
 		t.Errorf("result %+v", res)
 	}
