@@ -156,7 +156,7 @@ func TestFinish(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, err := ReadResult(path, readMeta(t, path))
-	if err != nil || r == nil || !r.Reached || *r.EpisodesToThreshold != 12 || r.WallS <= 0 {
+	if err != nil || r == nil || !r.Reached || *r.EpisodesToThreshold != 12 || r.WallS < 0 { // wall_s is rounded to ms: a fast finish may read 0
 		t.Fatalf("ReadResult = %+v, %v", r, err)
 	}
 	if _, err := os.Stat(filepath.Join(path, BestNPZFile)); !errors.Is(err, os.ErrNotExist) {

@@ -40,14 +40,15 @@ func TestRLMatrixRuns(t *testing.T) {
 		"Hopper-v1 default": 20, "Hopper-v1 paper": 10, "Hopper-v1 ars": 20,
 		"HalfCheetah-v1 default": 20, "HalfCheetah-v1 paper": 10, "HalfCheetah-v1 ars": 20,
 		"Walker2d-v1 default": 10, "Walker2d-v1 ars": 10, "Ant-v1 default": 10, "Ant-v1 ars": 10,
+		"Swimmer-v1 cmaes": 20, "Hopper-v1 cmaes": 20, "HalfCheetah-v1 cmaes": 20, "Walker2d-v1 cmaes": 10, "Ant-v1 cmaes": 10,
 	}
 	for k, n := range want {
 		if count[k] != n {
 			t.Errorf("%s: %d runs, want %d", k, count[k], n)
 		}
 	}
-	if len(runs) != 190 {
-		t.Errorf("%d runs, want 190", len(runs))
+	if len(runs) != 270 {
+		t.Errorf("%d runs, want 270", len(runs))
 	}
 	first := strings.Join(runs[0].Args, " ")
 	if first != "--env Swimmer-v1 --seed 1 --max-episodes 1000 --eval-spacing 40 --continue-after-threshold" {
