@@ -262,8 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--horizon", type=int, default=0, help="steps per episode (0: the env's)")
     args = parser.parse_args(argv)
     os.environ.setdefault("MUJOCO_GL", "egl")
-    # SIGTERM unwinds as SIGINT does, so that the temporary file is removed.
+    # SIGTERM unwinds as SIGINT does, so that the temporary file is removed; SIGINT
+    # is set too, since Python leaves it ignored when its parent ignored it (a
+    # background job of a non-interactive shell).
     signal.signal(signal.SIGTERM, _interrupted)
+    signal.signal(signal.SIGINT, _interrupted)
     from stpis_bridge.policy import PolicyFileError
 
     try:
