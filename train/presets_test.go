@@ -32,7 +32,7 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, "stp_is", Fixed, "HalfCheetah-v1", Running, 0.05, 1, "STP_IS fixed, K=1", Local},
 		{PresetPaper, "stp_is", "", "HalfCheetah-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, "", "", "Hopper-v1", Running, 0.00707, 1, "STP combined, guided by the gradient sum", ""},
-		{PresetTuned, "", "", "Swimmer-v1", None, 2, 1, "STP adaptive, K=1, m=8", ""},
+		{PresetTuned, "stp", Adaptive, "Swimmer-v1", None, 2, 1, "STP adaptive, K=1, m=8", ""},
 		{PresetPaper, "", "", "Hopper-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, "stp_is", "", "Hopper-v1", Running, 0.00707, 1, "STP_IS combined", Global},
 		{PresetTuned, "", "", "Walker2d-v5", Running, 0.03 / math.Sqrt(30), 1, "STP combined", ""},
@@ -48,6 +48,10 @@ func TestPresets(t *testing.T) {
 		if c.Problem.ObsNorm != tc.obsNorm || s.Rate != tc.rate || c.Problem.K != tc.k || c.Named().Label != tc.label || s.Lipschitz != tc.lip {
 			t.Errorf("%+v: obs norm %q, rate %v, K %d, label %q, lipschitz %q", tc, c.Problem.ObsNorm, s.Rate, c.Problem.K, c.Named().Label, s.Lipschitz)
 		}
+	}
+	// Swimmer's default is CMA-ES on raw observations, ARS V1-t's setting.
+	if sw, _ := Preset(PresetTuned, "", "", "Swimmer-v1"); sw.MethodName() != "cmaes" || sw.Problem.ObsNorm != None || sw.Problem.K != 1 || sw.Method.(*CMAESSettings).Sigma != 0.1 {
+		t.Errorf("Swimmer's default: %s, obs norm %q, K %d, %+v", sw.MethodName(), sw.Problem.ObsNorm, sw.Problem.K, sw.Method)
 	}
 	p, _ := Preset(PresetPaper, "stp_is", Adaptive, "Hopper-v1")
 	tu, _ := Preset(PresetTuned, "stp_is", Adaptive, "Hopper-v1")
@@ -129,9 +133,12 @@ func TestRunNames(t *testing.T) {
 		{"Hopper-v1", "", "", map[string]string{"directions": "16", "top": "8", "rate": "0.02", "noise": "0.05"}, "STP combined, m=16, top 8, guided by the gradient sum, noise 0.05, rate 0.02", "stp-combined-m16-t8-guided-n0.05-r0.02"},
 		{"Hopper-v1", "", "", map[string]string{"rate": "0.00707", "noise": "0.025", "shift": "1"}, "STP combined, guided by the gradient sum", "stp-combined-guided"},
 		{"Hopper-v1", "", "", map[string]string{"guide": "none"}, "STP combined", "stp-combined"},
-		{"Swimmer-v1", "", "", map[string]string{"k": "paper"}, "STP adaptive, m=8", "stp-adaptive-m8"},
+		{"Swimmer-v1", "stp", Adaptive, map[string]string{"k": "paper"}, "STP adaptive, m=8", "stp-adaptive-m8"},
+		{"Swimmer-v1", "", "", nil, "CMA-ES", "cmaes"},
+		{"Swimmer-v1", "", "", map[string]string{"sigma": "0.3", "population": "20"}, "CMA-ES, population 20, σ0 0.3", "cmaes-pop20-sigma0.3"},
+		{"Hopper-v1", "cmaes", "", map[string]string{"k": "2"}, "CMA-ES, K=2", "cmaes-k2"},
 		{"Hopper-v1", "", "", map[string]string{"guard": "0.5"}, "STP combined, guided by the gradient sum, guard 0.5", "stp-combined-guided-g0.5"},
-		{"Swimmer-v1", "", "", map[string]string{"rate": "1"}, "STP adaptive, K=1, m=8, rate 1", "stp-adaptive-k1-m8-r1"},
+		{"Swimmer-v1", "stp", Adaptive, map[string]string{"rate": "1"}, "STP adaptive, K=1, m=8, rate 1", "stp-adaptive-k1-m8-r1"},
 	} {
 		c, err := Preset(PresetTuned, tc.method, tc.step, tc.env)
 		if err != nil {

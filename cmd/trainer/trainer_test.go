@@ -388,7 +388,7 @@ func TestFlagsConfigFileAndRunDir(t *testing.T) {
 		{[]string{"--config", file, "--shift", "1"}, 1, "stp-combined-guided-spair", "STP combined, guided by the gradient sum, pair seeds"},
 		{[]string{"--config", file, "--env", "HalfCheetah-v1", "--shift", "0"}, 1, "stp-combined", "STP combined"},
 		{[]string{"--env", "Swimmer-v1", "--method", "ars", "--config", "../../bench/ars-v1.yaml"}, 1, "ars-v1", "ARS V1-t"},
-		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "stp-adaptive-m8", "STP adaptive, m=8"},
+		{[]string{"--env", "Swimmer-v1", "--k", "paper"}, 2, "cmaes-k2", "CMA-ES, K=2"},
 	} {
 		f, err := parseTrainFlags(tc.args, io.Discard)
 		if err != nil {
