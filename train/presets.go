@@ -23,8 +23,11 @@ var presetsYAML []byte
 // with step rules (stepped) a step's ("combined", "adaptive", "fixed"),
 // which STP and STP_IS share.
 type entry struct {
-	Default string                    `yaml:"default"`
-	Blocks  map[string]map[string]any `yaml:",inline"`
+	Default string `yaml:"default"`
+	// Step is the step STP and STP_IS take without --step where the
+	// default is another method (Swimmer's CMA-ES): their best there.
+	Step   Step                      `yaml:"step,omitempty"`
+	Blocks map[string]map[string]any `yaml:",inline"`
 }
 
 // block is the settings of method and step in e (nil when e has none).
@@ -122,6 +125,9 @@ func Preset(preset, method string, step Step, env string) (Config, error) {
 		if step == "" {
 			_, defStep, _ := strings.Cut(e.Default, " ")
 			step = Step(defStep)
+			if step == "" {
+				step = e.Step
+			}
 			if step == "" {
 				step = Combined
 			}

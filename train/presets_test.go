@@ -32,7 +32,7 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, "stp_is", Fixed, "HalfCheetah-v1", Running, 0.05, 1, "STP_IS fixed, K=1", Local},
 		{PresetPaper, "stp_is", "", "HalfCheetah-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, "", "", "Hopper-v1", Running, 0.00707, 1, "STP combined, guided by the gradient sum", ""},
-		{PresetTuned, "stp", Adaptive, "Swimmer-v1", None, 2, 1, "STP adaptive, K=1, m=8", ""},
+		{PresetTuned, "stp", "", "Swimmer-v1", None, 2, 1, "STP adaptive, K=1, m=8", ""}, // the entry's step: the default is CMA-ES
 		{PresetPaper, "", "", "Hopper-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, "stp_is", "", "Hopper-v1", Running, 0.00707, 1, "STP_IS combined", Global},
 		{PresetTuned, "", "", "Walker2d-v5", Running, 0.03 / math.Sqrt(30), 1, "STP combined", ""},
