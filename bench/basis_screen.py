@@ -55,7 +55,8 @@ Logs are npz files as `../shared/analysis/surrogate_info.py log` writes them (8 
 per iteration, ν = 0.025); the task is the file name up to its first '-'. One JSON object per
 design and log, then one summary object per design and task (means over that task's logs).
 
-    .venv/bin/python bench/basis_screen.py /tmp/basis/*.npz -o results/archive/basis-screen/screen.jsonl
+    .venv/bin/python bench/basis_screen.py /tmp/basis/*.npz \
+        -o results/archive/basis-screen/screen.jsonl
     .venv/bin/python bench/basis_screen.py --curvature /tmp/basis/*.npz  # where quad's H curves
 """
 
