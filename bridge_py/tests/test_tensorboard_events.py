@@ -123,7 +123,8 @@ def test_trainer_writes_scalars(gobin: Path, tmp_path: Path) -> None:
     every point of curve.jsonl once, at its training episodes."""
     cfg = tmp_path / "evals.yaml"
     cfg.write_text("eval-every: 3\n")
-    args = [str(gobin / "trainer"), "--env", "Swimmer-v1", "--k", "paper", "--directions", "1"]
+    args = [str(gobin / "trainer"), "--env", "Swimmer-v1", "--method", "stp", "--k", "paper"]
+    args += ["--directions", "1"]
     args += ["--max-episodes", "36", "--horizon", "50", "--seed", "3", "--config", str(cfg)]
     args += ["--shift", "1"]
     args += ["--out", str(tmp_path / "runs"), "--log-level", "warn"]
