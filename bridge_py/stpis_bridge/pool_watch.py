@@ -168,7 +168,7 @@ class _Supervision:
                     "of this call; the pool has replaced the worker, retry the call"
                 )
                 error: PoolError = crashed
-                if not w.killed_for:
+                if not w.killed_for and not _killed_from_outside(w.process.exitcode):
                     error = self._strike(batch, i, how, crashed)
                 if not batch.done.is_set():
                     self._drop(batch)
@@ -258,3 +258,13 @@ class _Supervision:
             if w.current is not None and not w.dead:
                 w.current[0].finish(error)
                 w.current = None
+
+
+# Signals that end a worker from outside (an operator, a supervisor, the OOM
+# killer): not the env's doing, so they never count towards its fault.
+_OUTSIDE_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+
+
+def _killed_from_outside(exitcode: int | None) -> bool:
+    """Whether a worker's exit code says a signal from outside ended it."""
+    return exitcode is not None and exitcode < 0 and -exitcode in {int(s) for s in _OUTSIDE_SIGNALS}

@@ -6,6 +6,7 @@ The bridge imports only the modules its operator allowed (--env-module); the env
 
 from __future__ import annotations
 
+import signal
 import time
 
 import grpc
@@ -172,3 +173,15 @@ def test_reward_given_as_text_is_refused() -> None:
             assert "the reward '1.0' (a str)" in err.value.details(), err.value.details()
     finally:
         running.stop(grace=1)
+
+
+def test_a_worker_killed_from_outside_is_not_the_envs_fault() -> None:
+    """A worker ended by SIGKILL, SIGTERM, SIGINT or SIGHUP (an operator, a supervisor,
+    the OOM killer, envclient's fault tests) never counts towards its env's fault; an
+    exit status or a crash signal (SIGSEGV, SIGABRT) does."""
+    from stpis_bridge.pool_watch import _killed_from_outside
+
+    for sig in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        assert _killed_from_outside(-int(sig))
+    for code in (3, 1, -int(signal.SIGSEGV), -int(signal.SIGABRT), None):
+        assert not _killed_from_outside(code)
