@@ -130,3 +130,16 @@ func TestTableAggregateCommand(t *testing.T) {
 		t.Fatalf("%s: %v", png, err)
 	}
 }
+
+// --methods cmaes keeps CMA-ES where it is a peer (not the task's default):
+// its runs count under their label, "CMA-ES", in the aggregate.
+func TestTableAggregateKeepsCMAES(t *testing.T) {
+	dir := filepath.Join("..", "..", "results", "rl", "runs", "HalfCheetah-v1")
+	code, out, errOut := trainer(t, "table", dir, "--aggregate", "--methods", "default,ars,cmaes")
+	if code != 0 || !strings.Contains(out, "| CMA-ES | 1 | 20 |") {
+		t.Fatalf("--methods default,ars,cmaes: exit %d, no CMA-ES row of 20 runs:\n%s%s", code, out, errOut)
+	}
+	if code, out, _ := trainer(t, "table", dir, "--aggregate", "--methods", "default,ars"); code != 0 || strings.Contains(out, "| CMA-ES |") {
+		t.Errorf("--methods default,ars: exit %d, a CMA-ES row:\n%s", code, out)
+	}
+}
