@@ -62,18 +62,7 @@ func ProbImprovement(x, y [][]float64) float64 {
 		if len(x[t]) == 0 || len(y[t]) == 0 {
 			continue
 		}
-		u := 0.0
-		for _, a := range x[t] {
-			for _, b := range y[t] {
-				switch {
-				case a > b:
-					u++
-				case a == b:
-					u += 0.5
-				}
-			}
-		}
-		sum += u / float64(len(x[t])*len(y[t]))
+		sum += uStatistic(x[t], y[t]) / float64(len(x[t])*len(y[t]))
 		tasks++
 	}
 	if tasks == 0 {

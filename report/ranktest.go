@@ -40,17 +40,7 @@ func MannWhitney(x, y []float64) (MannWhitneyResult, error) {
 		}
 	}
 	m, n := len(x), len(y)
-	u, ties := 0.0, false
-	for _, a := range x {
-		for _, b := range y {
-			switch {
-			case a > b:
-				u++
-			case a == b:
-				u += 0.5
-			}
-		}
-	}
+	u, ties := uStatistic(x, y), false
 	all := append(append([]float64(nil), x...), y...)
 	sort.Float64s(all)
 	tieTerm := 0.0 // Σ (t³ − t) over groups of t equal values
@@ -78,6 +68,23 @@ func MannWhitney(x, y []float64) (MannWhitneyResult, error) {
 	z := (d - math.Copysign(math.Min(0.5, math.Abs(d)), d)) / math.Sqrt(variance)
 	p := 2 * distuv.UnitNormal.Survival(math.Abs(z))
 	return MannWhitneyResult{U: u, P: math.Min(1, p)}, nil
+}
+
+// uStatistic is the Mann–Whitney U of x against y: the number of pairs
+// (x_i, y_j) with x_i > y_j, a tie counting one half.
+func uStatistic(x, y []float64) float64 {
+	u := 0.0
+	for _, a := range x {
+		for _, b := range y {
+			switch {
+			case a > b:
+				u++
+			case a == b:
+				u += 0.5
+			}
+		}
+	}
+	return u
 }
 
 // exactTwoSided is the two-sided p-value of U = u for samples of m and n
