@@ -166,7 +166,7 @@ func LoadRun(dir string) (Run, error) {
 			r.EpisodesToThreshold = *r.Result.EpisodesToThreshold
 		}
 	} else {
-		r.Reached, r.EpisodesToThreshold = reachedFromCurve(r.Meta, r.Curve)
+		r.Reached, r.EpisodesToThreshold = rundir.ReachedFromCurve(r.Meta, r.Curve)
 	}
 	return r, nil
 }
@@ -192,21 +192,4 @@ func DeriveLabel(method, step string) string {
 		return name
 	}
 	return name + " " + step
-}
-
-func reachedFromCurve(m Meta, curve []Point) (bool, int) {
-	for _, p := range curve {
-		if p.ReachedAt > 0 {
-			return true, p.ReachedAt
-		}
-	}
-	if !m.HasThreshold {
-		return false, 0
-	}
-	for _, p := range curve {
-		if p.HasEval && p.EvalMean >= m.Threshold {
-			return true, p.Episodes
-		}
-	}
-	return false, 0
 }

@@ -101,22 +101,44 @@ func checkAgainstCurve(dir string, meta Meta, pts []Point, res *Result) error {
 	if !meta.HasThreshold {
 		return bad("reached", "true for a run without a threshold")
 	}
-	for _, p := range pts {
-		switch {
-		case hasReachedAt && p.ReachedAt > 0:
-			if p.ReachedAt != ept {
-				return bad("episodes_to_threshold", "%d where the curve records the threshold reached at %d", ept, p.ReachedAt)
+	found, at := ReachedFromCurve(meta, pts)
+	if !found && !evaluated {
+		// A curve from before eval_mean: the first best_eval at the threshold.
+		for _, p := range pts {
+			if p.BestEval >= meta.Threshold {
+				at, found = p.Episodes, true
+				break
 			}
-			return nil
-		case !hasReachedAt && (evaluated && p.HasEval && p.EvalMean >= meta.Threshold || !evaluated && p.BestEval >= meta.Threshold):
-			// A curve from before threshold_reached_at: the first evaluation
-			// at the threshold (the first best_eval there, in a curve
-			// without eval_mean).
-			if p.Episodes != ept {
-				return bad("episodes_to_threshold", "%d where the curve's first evaluation at the threshold %g is at %d", ept, meta.Threshold, p.Episodes)
-			}
-			return nil
 		}
 	}
-	return bad("reached", "true where no evaluation of the curve reaches the threshold %g", meta.Threshold)
+	switch {
+	case !found:
+		return bad("reached", "true where no evaluation of the curve reaches the threshold %g", meta.Threshold)
+	case at == ept:
+		return nil
+	case hasReachedAt:
+		return bad("episodes_to_threshold", "%d where the curve records the threshold reached at %d", ept, at)
+	}
+	return bad("episodes_to_threshold", "%d where the curve's first evaluation at the threshold %g is at %d", ept, meta.Threshold, at)
+}
+
+// ReachedFromCurve says whether a run's curve reached its threshold and at
+// how many training episodes: the first line that records it
+// (threshold_reached_at), else, in a curve from before that field, the
+// first evaluation at the threshold. A run without a threshold reached none.
+func ReachedFromCurve(m Meta, pts []Point) (reached bool, episodes int) {
+	for _, p := range pts {
+		if p.ReachedAt > 0 {
+			return true, p.ReachedAt
+		}
+	}
+	if !m.HasThreshold {
+		return false, 0
+	}
+	for _, p := range pts {
+		if p.HasEval && p.EvalMean >= m.Threshold {
+			return true, p.Episodes
+		}
+	}
+	return false, 0
 }
