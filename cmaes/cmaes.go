@@ -33,6 +33,14 @@ type Settings struct {
 // DefaultPopulation is Hansen's λ for dimension n.
 func DefaultPopulation(n int) int { return 4 + int(3*math.Log(float64(n))) }
 
+// lambda is λ for dimension n: Population, or the default where it is 0.
+func (s Settings) lambda(n int) int {
+	if s.Population == 0 {
+		return DefaultPopulation(n)
+	}
+	return s.Population
+}
+
 // MaxPopulation bounds λ.
 const MaxPopulation = 4096
 
@@ -104,7 +112,9 @@ type Optimizer struct {
 	pcg *rand.PCG
 	rng *rand.Rand
 
-	z [][]float64 // the pending generation's N(0, I) draws; nil when none
+	// z and y are the pending generation's N(0, I) draws and their B·D·z;
+	// nil when none.
+	z, y [][]float64
 }
 
 // New returns an optimizer whose mean starts at x0 (copied), with C = I.
@@ -118,11 +128,7 @@ func New(x0 []float64, s Settings) (*Optimizer, error) {
 			return nil, fmt.Errorf("cmaes: x0[%d] is %v", i, v)
 		}
 	}
-	lam := s.Population
-	if lam == 0 {
-		lam = DefaultPopulation(n)
-	}
-	o := &Optimizer{s: s, p: newParams(n, lam), mean: slices.Clone(x0), sigma: s.Sigma,
+	o := &Optimizer{s: s, p: newParams(n, s.lambda(n)), mean: slices.Clone(x0), sigma: s.Sigma,
 		c: mat.NewSymDense(n, nil), b: mat.NewDense(n, n, nil), d: make([]float64, n),
 		pc: make([]float64, n), ps: make([]float64, n)}
 	for i := range n {
@@ -156,8 +162,8 @@ func (o *Optimizer) AxisRatio() float64 {
 // X returns a copy of the mean.
 func (o *Optimizer) X() []float64 { return slices.Clone(o.mean) }
 
-// y returns B·D·z.
-func (o *Optimizer) y(z []float64) []float64 {
+// bdz returns B·D·z.
+func (o *Optimizer) bdz(z []float64) []float64 {
 	n := o.p.n
 	dz := make([]float64, n)
 	for i := range n {
@@ -172,22 +178,22 @@ func (o *Optimizer) y(z []float64) []float64 {
 // second Propose before Tell returns the same points.
 func (o *Optimizer) Propose() [][]float64 {
 	if o.z == nil {
-		o.z = make([][]float64, o.p.lam)
+		o.z, o.y = make([][]float64, o.p.lam), make([][]float64, o.p.lam)
 		for k := range o.z {
 			z := make([]float64, o.p.n)
 			for i := range z {
 				z[i] = o.rng.NormFloat64()
 			}
-			o.z[k] = z
+			o.z[k], o.y[k] = z, o.bdz(z)
 		}
 	}
-	pts := make([][]float64, len(o.z))
-	for k, z := range o.z {
-		y := o.y(z)
+	pts := make([][]float64, len(o.y))
+	for k, y := range o.y {
+		x := make([]float64, len(y))
 		for i := range y {
-			y[i] = o.mean[i] + o.sigma*y[i]
+			x[i] = o.mean[i] + o.sigma*y[i]
 		}
-		pts[k] = y
+		pts[k] = x
 	}
 	return pts
 }
@@ -232,7 +238,7 @@ func (o *Optimizer) Tell(values []float64) error {
 	zw := make([]float64, n)
 	for i := range p.mu {
 		k := rank[i]
-		ys[i] = o.y(o.z[k])
+		ys[i] = o.y[k]
 		for j := range n {
 			yw[j] += p.w[i] * ys[i][j]
 			zw[j] += p.w[i] * o.z[k][j]
@@ -271,7 +277,7 @@ func (o *Optimizer) Tell(values []float64) error {
 		}
 	}
 	o.sigma *= math.Exp(p.cs / p.ds * (psNorm/p.chiN - 1))
-	o.z = nil
+	o.z, o.y = nil, nil
 	if o.gen-o.eigen >= p.eigenEvery {
 		if err := o.decompose(); err != nil {
 			return err
@@ -369,11 +375,7 @@ func (o *Optimizer) UnmarshalBinary(data []byte) error {
 	if err := pcg.UnmarshalBinary(st.PCG); err != nil {
 		return fmt.Errorf("cmaes: restore: %w", err)
 	}
-	lam := st.Settings.Population
-	if lam == 0 {
-		lam = DefaultPopulation(n)
-	}
-	*o = Optimizer{s: st.Settings, p: newParams(n, lam), mean: st.Mean, sigma: st.Sigma,
+	*o = Optimizer{s: st.Settings, p: newParams(n, st.Settings.lambda(n)), mean: st.Mean, sigma: st.Sigma,
 		c: mat.NewSymDense(n, st.C), b: mat.NewDense(n, n, st.B), d: st.D, pc: st.PC, ps: st.PS,
 		gen: st.Gen, eigen: st.Eigen, pcg: pcg, rng: rand.New(pcg)}
 	return nil
