@@ -262,9 +262,11 @@ class _Supervision:
 
 # Signals that end a worker from outside (an operator, a supervisor, the OOM
 # killer): not the env's doing, so they never count towards its fault.
-_OUTSIDE_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
+_OUTSIDE_SIGNALS = frozenset(
+    int(s) for s in (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+)
 
 
 def _killed_from_outside(exitcode: int | None) -> bool:
     """Whether a worker's exit code says a signal from outside ended it."""
-    return exitcode is not None and exitcode < 0 and -exitcode in {int(s) for s in _OUTSIDE_SIGNALS}
+    return exitcode is not None and -exitcode in _OUTSIDE_SIGNALS

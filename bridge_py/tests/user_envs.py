@@ -83,13 +83,6 @@ class Unbounded(PointMass):
         super().__init__()
         self.action_space = gym.spaces.Box(-np.inf, np.inf, shape=(1,), dtype=np.float32)
 
-    def step(self, action: np.ndarray) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        x, v = self._state
-        v += 0.1 * float(np.clip(action[0], -1.0, 1.0))
-        x += 0.1 * v
-        self._state = np.array([x, v])
-        return self._state.copy(), -float(x * x), False, False, {}
-
 
 class StringReward(PointMass):
     """PointMass whose reward is text, "1.0", which float() would read."""
