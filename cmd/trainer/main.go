@@ -111,7 +111,7 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 		sub, args = args[0], args[1:]
 	}
 	switch {
-	case sub == "train" && len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+	case sub == "train" && isHelp(args):
 		fmt.Fprintln(stdout, usageText)
 	case sub == "train" && len(args) == 1 && (args[0] == "-version" || args[0] == "--version"):
 		sub, args = "version", nil
@@ -147,7 +147,7 @@ func run(ctx context.Context, graceful <-chan struct{}, args []string, stdout, s
 	case "convex":
 		err = runConvex(ctx, args, stdout, stderr)
 	case "version":
-		if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		if isHelp(args) {
 			fmt.Fprintln(stdout, "usage: trainer version   prints the module version, the commit and the Go version; it takes no flags")
 			return exitOK
 		}
@@ -192,6 +192,12 @@ const usageText = `usage:
   trainer version                           module version, commit and Go version
 Run 'trainer SUBCOMMAND -h' for its flags ('trainer train -h' for training's).
 Exit codes: 0 done, 1 failed, 2 bad command line, 130 interrupted (checkpointed; --resume continues).`
+
+// isHelp says whether args is a request for help alone: -h, -help or
+// --help.
+func isHelp(args []string) bool {
+	return len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help")
+}
 
 // buildCommit and buildDirty are the commit and "true" for a tree with
 // changes, set by make build (-ldflags -X) for the builds whose build
