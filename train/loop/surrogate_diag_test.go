@@ -113,3 +113,55 @@ func TestNoDiagnosticWithoutSurrogate(t *testing.T) {
 		t.Fatalf("STP_IS diagnostics %d, the last %+v", len(ds), last)
 	}
 }
+
+// learnedConfig is STP_IS with the combined step in the learned basis.
+func learnedConfig() train.Config {
+	c, err := train.Preset(train.PresetTuned, "stp_is", train.Combined, "Quad-v0")
+	if err != nil {
+		panic(err)
+	}
+	c.Problem.Seed, c.Problem.Shift, c.Problem.K = 3, 0.5, 1
+	c.Limits = train.Limits{MaxEpisodes: 5000, EvalEvery: 4, EvalEpisodes: 3}
+	s := st(c)
+	s.Basis, s.Directions, s.Top = train.Learned, 3, 2
+	return c
+}
+
+// TestLearnedBasisResumesBitForBit: the learned basis's gradient PCA and
+// the diagnostic's window resume bit for bit.
+func TestLearnedBasisResumesBitForBit(t *testing.T) {
+	resumesBitForBit(t, learnedConfig())
+}
+
+// TestLearnedBasisWeighs: on a quadratic the learned basis makes the
+// paper's importance sampling do work: p's entropy falls below 0.95 of
+// uniform's once a sum of estimates is in, and the columns of largest p
+// hold more of the next gradients' energy than as many random columns.
+func TestLearnedBasisWeighs(t *testing.T) {
+	cfg := learnedConfig()
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &quadRoller{target: []float64{5, -5, 10, 0, -10, 2.5}}
+	var share, random float64
+	var windows int
+	for range 60 {
+		pt, err := r.Iterate(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pt.Iter > 8 && !(pt.PEntropy < 0.95*math.Log(6)) {
+			t.Fatalf("iteration %d: p's entropy %.3f, uniform's %.3f", pt.Iter, pt.PEntropy, math.Log(6))
+		}
+		if d := pt.Surrogate; d != nil && d.Dim > 0 && !math.IsNaN(d.Share) && !math.IsNaN(d.RandomShare) {
+			share += d.Share
+			random += d.RandomShare
+			windows++
+		}
+	}
+	t.Logf("%d windows: share %.3f, random %.3f", windows, share/float64(windows), random/float64(windows))
+	if windows < 5 || !(share > 1.2*random) {
+		t.Fatalf("%d windows: the top of p holds %.3f of the energy, random columns %.3f", windows, share, random)
+	}
+}
