@@ -494,6 +494,60 @@ func TestSummaryTable(t *testing.T) {
 	}
 }
 
+// TestSummaryAgainstCMAES: a task with a CMA-ES row gets the same tests
+// against it, in two more columns (a table without CMA-ES has none).
+func TestSummaryAgainstCMAES(t *testing.T) {
+	root := t.TempDir()
+	writeFixture(t, root, true)
+	runs, _, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := SummaryTable(runs)
+	if err != nil || strings.Contains(plain, "CMA-ES") {
+		t.Fatalf("a table without CMA-ES names it (%v):\n%s", err, plain)
+	}
+	// CMA-ES: ARS's runs again under another label, so each test against
+	// it gives what the test against ARS gives.
+	for _, r := range runsOf(runs, "ARS V2-t") {
+		r.Meta.Label = "CMA-ES"
+		runs = append(runs, r)
+	}
+	rows, err := SummaryRows(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checked int
+	for _, r := range rows {
+		switch {
+		case r.Env != "Hopper-v1":
+			if r.Peer != "" || !math.IsNaN(r.PeerLogRankP) {
+				t.Errorf("%s %s: peer %q p %v, want none", r.Env, r.Label, r.Peer, r.PeerLogRankP)
+			}
+		case r.Label == "STP_IS adaptive":
+			checked++
+			if r.Peer != "CMA-ES" || r.PeerLogRankP != r.LogRankP || r.PeerFinalP != r.FinalP {
+				t.Errorf("against CMA-ES: %q %v %v, against ARS %v %v", r.Peer, r.PeerLogRankP, r.PeerFinalP, r.LogRankP, r.FinalP)
+			}
+		case r.Label == "CMA-ES":
+			checked++
+			if !math.IsNaN(r.PeerLogRankP) || math.IsNaN(r.LogRankP) {
+				t.Errorf("the CMA-ES row against itself %v, against ARS %v", r.PeerLogRankP, r.LogRankP)
+			}
+		}
+	}
+	md, err := SummaryTable(runs)
+	if err != nil || checked != 2 {
+		t.Fatalf("%d rows checked, %v", checked, err)
+	}
+	for _, want := range []string{"| final p vs ARS | log-rank p vs CMA-ES | final p vs CMA-ES |",
+		"| Hopper-v1 | STP_IS adaptive | 3/3 | 1300 [1000, 1400] | 1300 | 0.025 |", "log-rank p vs CMA-ES / final p vs CMA-ES: "} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary lacks %q:\n%s", want, md)
+		}
+	}
+}
+
 // Labels whose colours collide get different ones within a plot, and a
 // label keeps its own colour while it is free.
 func TestPlotColorDistinct(t *testing.T) {

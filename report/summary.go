@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -45,6 +46,11 @@ type SummaryRow struct {
 	// row's; NaN where LogRankP has no reference, or a row has no
 	// evaluation.
 	FinalP float64
+	// Peer, PeerLogRankP and PeerFinalP are the same against the env's
+	// CMA-ES row, the first label that starts with "CMA-ES" ("" when the
+	// env has none): the other peer a default is measured against.
+	Peer                     string
+	PeerLogRankP, PeerFinalP float64
 	// MedianEpisodes is the median episodes to the threshold over the
 	// seeds that reached it (NaN when none did); MedianBest and
 	// MedianFinal the medians over all seeds of the best and the last
@@ -106,11 +112,38 @@ func SummaryRows(runs []Run) ([]SummaryRow, error) {
 		}
 		return labelLess(keys[i].label, keys[j].label)
 	})
-	reference := map[string]string{}
+	reference, peer := map[string]string{}, map[string]string{}
 	for _, k := range keys {
 		if _, ok := reference[k.env]; !ok && strings.HasPrefix(k.label, "ARS") {
 			reference[k.env] = k.label
 		}
+		if _, ok := peer[k.env]; !ok && strings.HasPrefix(k.label, "CMA-ES") {
+			peer[k.env] = k.label
+		}
+	}
+	// against tests this group against the env's row ref: the log-rank
+	// p of the episodes to the threshold and the Mann–Whitney p of the
+	// final evaluations (NaN where there is nothing to test).
+	against := func(k key, ref string) (lrP, finalP float64, err error) {
+		lrP, finalP = math.NaN(), math.NaN()
+		if ref == "" || ref == k.label {
+			return lrP, finalP, nil
+		}
+		t1, e1 := survivalSample(groups[k])
+		t2, e2 := survivalSample(groups[key{k.env, ref}])
+		lr, err := LogRank(t1, e1, t2, e2)
+		if err != nil {
+			return lrP, finalP, fmt.Errorf("report: summary of %s %s against %s: %w", k.env, k.label, ref, err)
+		}
+		lrP = lr.P
+		if f1, f2 := finals(groups[k]), finals(groups[key{k.env, ref}]); len(f1) > 0 && len(f2) > 0 {
+			mw, err := MannWhitney(f1, f2)
+			if err != nil {
+				return lrP, finalP, fmt.Errorf("report: summary of %s %s against %s: final evaluations: %w", k.env, k.label, ref, err)
+			}
+			finalP = mw.P
+		}
+		return lrP, finalP, nil
 	}
 	rows := make([]SummaryRow, 0, len(keys))
 	for _, k := range keys {
@@ -118,22 +151,12 @@ func SummaryRows(runs []Run) ([]SummaryRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("report: summary of %s %s: %w", k.env, k.label, err)
 		}
-		row.Env, row.Label, row.Reference = k.env, k.label, reference[k.env]
-		if row.Reference != "" && row.Reference != k.label {
-			t1, e1 := survivalSample(groups[k])
-			t2, e2 := survivalSample(groups[key{k.env, row.Reference}])
-			lr, err := LogRank(t1, e1, t2, e2)
-			if err != nil {
-				return nil, fmt.Errorf("report: summary of %s %s against %s: %w", k.env, k.label, row.Reference, err)
-			}
-			row.LogRankP = lr.P
-			if f1, f2 := finals(groups[k]), finals(groups[key{k.env, row.Reference}]); len(f1) > 0 && len(f2) > 0 {
-				mw, err := MannWhitney(f1, f2)
-				if err != nil {
-					return nil, fmt.Errorf("report: summary of %s %s against %s: final evaluations: %w", k.env, k.label, row.Reference, err)
-				}
-				row.FinalP = mw.P
-			}
+		row.Env, row.Label, row.Reference, row.Peer = k.env, k.label, reference[k.env], peer[k.env]
+		if row.LogRankP, row.FinalP, err = against(k, row.Reference); err != nil {
+			return nil, err
+		}
+		if row.PeerLogRankP, row.PeerFinalP, err = against(k, row.Peer); err != nil {
+			return nil, err
 		}
 		rows = append(rows, row)
 	}
@@ -143,7 +166,7 @@ func SummaryRows(runs []Run) ([]SummaryRow, error) {
 // summaryRow computes a row's figures but for its names and the log-rank
 // test.
 func summaryRow(group []Run) (SummaryRow, error) {
-	row := SummaryRow{Seeds: len(group), LogRankP: math.NaN(), FinalP: math.NaN()}
+	row := SummaryRow{Seeds: len(group), LogRankP: math.NaN(), FinalP: math.NaN(), PeerLogRankP: math.NaN(), PeerFinalP: math.NaN()}
 	var best []float64
 	for _, r := range group {
 		row.HasThreshold = row.HasThreshold || r.Meta.HasThreshold
@@ -225,6 +248,11 @@ N/A: no seed reached the threshold (the paper's mark, as in trainer table).
   threshold, Walker2d's, whose rows compare evaluations only.
 `, 100*BootstrapLevel, BootstrapResamples)
 
+// peerNotes explains the CMA-ES columns, where the table has them.
+const peerNotes = `log-rank p vs CMA-ES / final p vs CMA-ES: the same tests against the task's CMA-ES row (—: the row
+  itself, or a task without one).
+`
+
 // SummaryTable formats SummaryRows's rows as a Markdown table, followed by
 // SummaryNotes.
 func SummaryTable(runs []Run) (string, error) {
@@ -235,9 +263,18 @@ func SummaryTable(runs []Run) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// The CMA-ES columns appear where some task has a CMA-ES row.
+	peers := slices.ContainsFunc(rows, func(r SummaryRow) bool { return r.Peer != "" })
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Task | Method | reached | KM median [%g%% CI] | median of reached | log-rank p vs ARS | best | final | final p vs ARS |\n", 100*BootstrapLevel)
-	b.WriteString("| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	fmt.Fprintf(&b, "| Task | Method | reached | KM median [%g%% CI] | median of reached | log-rank p vs ARS | best | final | final p vs ARS |", 100*BootstrapLevel)
+	if peers {
+		b.WriteString(" log-rank p vs CMA-ES | final p vs CMA-ES |")
+	}
+	b.WriteString("\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	if peers {
+		b.WriteString(" --- | --- |")
+	}
+	b.WriteString("\n")
 	for _, r := range rows {
 		reached, km := fmt.Sprintf("%d/%d", r.Reached, r.Seeds), kmCell(r)
 		if !r.HasThreshold {
@@ -247,14 +284,21 @@ func SummaryTable(runs []Run) (string, error) {
 		if r.HasThreshold && r.Reached == 0 {
 			ofReached = markNotReached
 		}
-		logRank := pValue(r.LogRankP)
+		logRank, peerLogRank := pValue(r.LogRankP), pValue(r.PeerLogRankP)
 		if !r.HasThreshold {
-			logRank = markNone
+			logRank, peerLogRank = markNone, markNone
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Env, r.Label, reached, km,
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |", r.Env, r.Label, reached, km,
 			ofReached, logRank, dash(r.MedianBest), dash(r.MedianFinal), pValue(r.FinalP))
+		if peers {
+			fmt.Fprintf(&b, " %s | %s |", peerLogRank, pValue(r.PeerFinalP))
+		}
+		b.WriteString("\n")
 	}
 	b.WriteString(SummaryNotes)
+	if peers {
+		b.WriteString(peerNotes)
+	}
 	return b.String(), nil
 }
 
