@@ -10,17 +10,27 @@ import (
 	"github.com/stpis/stpis/train"
 )
 
-// guidedConfig is the combined step guided by the gradient sum.
-func guidedConfig() train.Config {
-	c, err := train.Preset(train.PresetTuned, "stp", train.Combined, "Quad-v0")
+// combinedConfig is method's combined step on the quadratic, with set
+// applied to its settings.
+func combinedConfig(method string, set func(*train.STPSettings)) train.Config {
+	c, err := train.Preset(train.PresetTuned, method, train.Combined, "Quad-v0")
 	if err != nil {
 		panic(err)
 	}
 	c.Problem.Seed, c.Problem.Shift, c.Problem.K = 3, 0.5, 1
 	c.Limits = train.Limits{MaxEpisodes: 5000, EvalEvery: 4, EvalEpisodes: 3}
-	s := st(c)
-	s.Guide, s.Directions, s.Top = train.GradientSum, 4, 2
+	set(st(c))
 	return c
+}
+
+// guidedConfig is the combined step guided by the gradient sum.
+func guidedConfig() train.Config {
+	return combinedConfig("stp", func(s *train.STPSettings) { s.Guide, s.Directions, s.Top = train.GradientSum, 4, 2 })
+}
+
+// learnedConfig is STP_IS with the combined step in the learned basis.
+func learnedConfig() train.Config {
+	return combinedConfig("stp_is", func(s *train.STPSettings) { s.Basis, s.Directions, s.Top = train.Learned, 3, 2 })
 }
 
 // TestGuidedCheckpointResumesBitForBit: the guided step's gradient sum and
@@ -112,19 +122,6 @@ func TestNoDiagnosticWithoutSurrogate(t *testing.T) {
 	if len(ds) == 0 || last.Dim != 2 || math.IsNaN(last.Share) || math.IsNaN(last.Rank) {
 		t.Fatalf("STP_IS diagnostics %d, the last %+v", len(ds), last)
 	}
-}
-
-// learnedConfig is STP_IS with the combined step in the learned basis.
-func learnedConfig() train.Config {
-	c, err := train.Preset(train.PresetTuned, "stp_is", train.Combined, "Quad-v0")
-	if err != nil {
-		panic(err)
-	}
-	c.Problem.Seed, c.Problem.Shift, c.Problem.K = 3, 0.5, 1
-	c.Limits = train.Limits{MaxEpisodes: 5000, EvalEvery: 4, EvalEpisodes: 3}
-	s := st(c)
-	s.Basis, s.Directions, s.Top = train.Learned, 3, 2
-	return c
 }
 
 // TestLearnedBasisResumesBitForBit: the learned basis's gradient PCA and
