@@ -108,7 +108,7 @@ func (g *GradientPCA) Components() (vecs [][]float64, lambda []float64, trace fl
 	n := len(g.Sums[0])
 	for c := k - 1; c >= 0; c-- { // gonum gives ascending eigenvalues
 		lam := vals[c]
-		if !(lam > 1e-12*top) {
+		if !(lam > minEigen*top) {
 			continue
 		}
 		v := make([]float64, n)
@@ -118,11 +118,54 @@ func (g *GradientPCA) Components() (vecs [][]float64, lambda []float64, trace fl
 				v[i] += w * x
 			}
 		}
-		s := 1 / math.Sqrt(lam)
-		for i := range v {
-			v[i] *= s
+		// H u / √λ is unit and orthogonal to the others only up to the
+		// rounding of u scaled by √(top/λ): orthonormalize against the
+		// larger components, and drop what is left of none.
+		if !orthonormalize(v, vecs) {
+			continue
 		}
 		vecs, lambda = append(vecs, v), append(lambda, lam)
 	}
 	return vecs, lambda, trace, nil
+}
+
+// minEigen is the smallest eigenvalue kept, relative to the largest: the
+// rest is rounding (and far below any floor a sampler would put under p).
+const minEigen = 1e-9
+
+// orthonormalize removes from v its projections on the orthonormal q
+// (modified Gram–Schmidt, twice), normalizes it, and reports whether
+// anything was left of it.
+func orthonormalize(v []float64, q [][]float64) bool {
+	n0 := norm2(v)
+	if !(n0 > 0) || math.IsInf(n0, 0) {
+		return false
+	}
+	for range 2 {
+		for _, u := range q {
+			var dot float64
+			for i := range v {
+				dot += u[i] * v[i]
+			}
+			for i := range v {
+				v[i] -= dot * u[i]
+			}
+		}
+	}
+	nv := norm2(v)
+	if !(nv > 1e-6*n0) {
+		return false
+	}
+	for i := range v {
+		v[i] /= nv
+	}
+	return true
+}
+
+func norm2(v []float64) float64 {
+	var ss float64
+	for _, x := range v {
+		ss += x * x
+	}
+	return math.Sqrt(ss)
 }

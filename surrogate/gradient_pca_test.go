@@ -128,3 +128,44 @@ func TestGradientPCAStateAndRefusals(t *testing.T) {
 		t.Fatalf("recent %d, count %d; want %d, 9", len(g.Recent), g.Count, g.Width)
 	}
 }
+
+// TestGradientPCAOrthonormalWhenIllConditioned: overlapping running sums
+// of estimates whose scales span eight orders of magnitude (a Gram
+// matrix near singular, as in a run of Hopper's 33 weights) still give
+// orthonormal components to 1e-9.
+func TestGradientPCAOrthonormalWhenIllConditioned(t *testing.T) {
+	const n = 33
+	g := NewGradientPCA()
+	rnd := rand.New(rand.NewPCG(7, 7))
+	for range 80 {
+		est := make([]float64, n)
+		for i := range est {
+			est[i] = rnd.NormFloat64() * math.Pow(10, -float64(i)/4)
+		}
+		if err := g.Add(est); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vecs, lambda, _, err := g.Components()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs) < 10 || len(vecs) != len(lambda) {
+		t.Fatalf("%d components, %d eigenvalues", len(vecs), len(lambda))
+	}
+	for a := range vecs {
+		for b := range a + 1 {
+			var dot float64
+			for i := range n {
+				dot += vecs[a][i] * vecs[b][i]
+			}
+			want := 0.0
+			if a == b {
+				want = 1
+			}
+			if math.Abs(dot-want) > 1e-9 {
+				t.Fatalf("components %d and %d (λ %g, %g): dot %v, want %v", a, b, lambda[a], lambda[b], dot, want)
+			}
+		}
+	}
+}
