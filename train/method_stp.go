@@ -99,7 +99,21 @@ type STPSettings struct {
 	Lipschitz      Lipschitz `json:"lipschitz,omitempty"`
 	// Guide is the combined step's guide ("" reads as none).
 	Guide Guide `json:"guide,omitempty"`
+	// LearnedP is how the learned basis weighs its columns ("" reads as
+	// energy).
+	LearnedP LearnedP `json:"learned_p,omitempty"`
 }
+
+// LearnedP says how the learned basis's p follows its columns' energies.
+type LearnedP string
+
+// The learned basis's probabilities.
+const (
+	// PEnergy is p ∝ energy (the screen's IS-L).
+	PEnergy LearnedP = "energy"
+	// PSqrt is p ∝ √energy (the screen's IS-sqrt): flatter.
+	PSqrt LearnedP = "sqrt"
+)
 
 // guided says the settings guide the directions.
 func (s *STPSettings) guided() bool { return s.Guide != "" && s.Guide != NoGuide }
@@ -125,6 +139,10 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("basis", "%q is not one of gaussian, orthogonal, learned", s.Basis)
 	case s.Basis == Learned && (!s.IS || !comb):
 		return bad("basis", "learned needs --method stp_is and --step combined (its p weighs the learned columns)")
+	case s.LearnedP != "" && s.LearnedP != PEnergy && s.LearnedP != PSqrt:
+		return bad("learned-p", "%q is not one of energy, sqrt", s.LearnedP)
+	case s.LearnedP == PSqrt && s.Basis != Learned:
+		return bad("learned-p", "sqrt needs basis: learned")
 	case comb && (s.Top < 1 || s.Top > s.Directions):
 		return bad("top", "%d is outside [1, directions = %d] (the combined step)", s.Top, s.Directions)
 	case !comb && s.Top != 0:
@@ -157,22 +175,22 @@ func (s *STPSettings) validate(Problem) error {
 	return nil
 }
 
-// guideKey is the guide setting (a --config key, no flag): an enum whose
-// zero value reads as none.
-func guideKey(field func(*Config) *Guide) key {
-	e := enumKey("guide", []string{string(NoGuide), string(GradientSum)}, func(c *Config) *string { return (*string)(field(c)) })
+// zeroEnumKey is an enum setting (a --config key, no flag) whose zero
+// value "" reads as values[0], and which stores values[0] as "".
+func zeroEnumKey(name string, values []string, field func(*Config) *string) key {
+	e := enumKey(name, values, field)
 	return key{name: e.name,
 		get: func(c *Config) string {
 			if *field(c) == "" {
-				return string(NoGuide)
+				return values[0]
 			}
-			return string(*field(c))
+			return *field(c)
 		},
 		set: func(c *Config, v string) error {
 			if err := e.set(c, v); err != nil {
 				return err
 			}
-			if *field(c) == NoGuide {
+			if *field(c) == values[0] {
 				*field(c) = ""
 			}
 			return nil
@@ -198,8 +216,11 @@ func (s *STPSettings) keys() []key {
 			intKey("top", "the number of an iteration's directions combined into its step", "", func(c *Config) *int { return &st(c).Top }),
 			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }))
 		if !s.IS {
-			ks = append(ks, guideKey(func(c *Config) *Guide { return &st(c).Guide }))
+			ks = append(ks, zeroEnumKey("guide", []string{string(NoGuide), string(GradientSum)}, func(c *Config) *string { return (*string)(&st(c).Guide) }))
 		}
+	}
+	if s.IS && s.Step == Combined {
+		ks = append(ks, zeroEnumKey("learned-p", []string{string(PEnergy), string(PSqrt)}, func(c *Config) *string { return (*string)(&st(c).LearnedP) }))
 	}
 	if s.IS {
 		ks = append(ks,
@@ -233,6 +254,8 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 	}
 	// The basis when it is not the step's usual one.
 	switch orth := s.Basis == Orthogonal; {
+	case s.Basis == Learned && s.LearnedP == PSqrt:
+		ps = append(ps, part{"learned basis, p ∝ √energy", "learned-sqrt"})
 	case s.Basis == Learned:
 		ps = append(ps, part{"learned basis", "learned"})
 	case orth == comb:

@@ -74,7 +74,15 @@ func (o *stpOptimizer) learn() error {
 	if !(trace > 0) {
 		return nil
 	}
-	if err := o.spectral.SetSpectrum(vecs, lambda, learnedFloor*trace/float64(o.stepper.Dim())); err != nil {
+	floor := learnedFloor * trace / float64(o.stepper.Dim())
+	if o.set.LearnedP == PSqrt {
+		// p ∝ √(λ_i + floor) for the learned columns, √floor for the rest.
+		for i, l := range lambda {
+			lambda[i] = math.Sqrt(l+floor) - math.Sqrt(floor)
+		}
+		floor = math.Sqrt(floor)
+	}
+	if err := o.spectral.SetSpectrum(vecs, lambda, floor); err != nil {
 		return fmt.Errorf("train: learned basis: %w", err)
 	}
 	return nil

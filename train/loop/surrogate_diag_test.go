@@ -135,21 +135,36 @@ func TestLearnedBasisResumesBitForBit(t *testing.T) {
 // uniform's once a sum of estimates is in, and the columns of largest p
 // hold more of the next gradients' energy than as many random columns.
 func TestLearnedBasisWeighs(t *testing.T) {
-	cfg := learnedConfig()
+	energy := learnedWeighs(t, learnedConfig())
+	sqrt := learnedConfig()
+	st(sqrt).LearnedP = train.PSqrt
+	if h := learnedWeighs(t, sqrt); !(h > energy) {
+		t.Fatalf("p ∝ √energy has entropy %.3f, p ∝ energy %.3f: want it flatter", h, energy)
+	}
+}
+
+// learnedWeighs runs cfg on the quadratic, checks TestLearnedBasisWeighs's
+// claims and returns p's mean entropy from iteration 9 on.
+func learnedWeighs(t *testing.T, cfg train.Config) float64 {
+	t.Helper()
 	r, err := New(cfg, testInfo)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := &quadRoller{target: []float64{5, -5, 10, 0, -10, 2.5}}
-	var share, random float64
-	var windows int
+	var share, random, entropy float64
+	var windows, iters int
 	for range 60 {
 		pt, err := r.Iterate(context.Background(), q)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pt.Iter > 8 && !(pt.PEntropy < 0.95*math.Log(6)) {
-			t.Fatalf("iteration %d: p's entropy %.3f, uniform's %.3f", pt.Iter, pt.PEntropy, math.Log(6))
+		if pt.Iter > 8 {
+			if !(pt.PEntropy < 0.95*math.Log(6)) {
+				t.Fatalf("iteration %d: p's entropy %.3f, uniform's %.3f", pt.Iter, pt.PEntropy, math.Log(6))
+			}
+			entropy += pt.PEntropy
+			iters++
 		}
 		if d := pt.Surrogate; d != nil && d.Dim > 0 && !math.IsNaN(d.Share) && !math.IsNaN(d.RandomShare) {
 			share += d.Share
@@ -161,4 +176,5 @@ func TestLearnedBasisWeighs(t *testing.T) {
 	if windows < 5 || !(share > 1.2*random) {
 		t.Fatalf("%d windows: the top of p holds %.3f of the energy, random columns %.3f", windows, share, random)
 	}
+	return entropy / float64(iters)
 }
