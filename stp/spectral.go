@@ -162,10 +162,14 @@ func (s *SpectralSampler) Draw(rnd *rand.Rand, d Drawn) error {
 			target++
 		}
 	}
-	for i := len(pi) - 1; len(s.slots) < m; i-- { // rounding left Σ π a hair below m
-		if !slices.Contains(s.slots, i) {
-			s.slots = append(s.slots, i)
+	for len(s.slots) < m { // rounding left Σ π a hair below m: the likeliest column not drawn
+		best := -1
+		for i, x := range pi {
+			if !slices.Contains(s.slots, i) && (best < 0 || x > pi[best]) {
+				best = i
+			}
 		}
+		s.slots = append(s.slots, best)
 	}
 	k := len(s.vecs)
 	var fresh [][]float64 // the complement directions drawn so far
