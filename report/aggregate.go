@@ -81,7 +81,8 @@ type Normalizer struct {
 	// every method of a task starts from the same policy).
 	Zero float64
 	// One is the task's threshold, or where the task has none the median
-	// final evaluation of its ARS runs; OneFrom says which.
+	// final evaluation of its ARS runs (without ARS runs, of all its runs);
+	// OneFrom says which.
 	One     float64
 	OneFrom string
 }
@@ -92,8 +93,9 @@ func (n Normalizer) Normalize(v float64) float64 { return (v - n.Zero) / (n.One 
 // isARS reports whether r is a run of ARS (any variant).
 func isARS(r Run) bool { return strings.EqualFold(r.Meta.Method, "ars") }
 
-// Normalizers gives each env of runs its Normalizer. It is an error when a
-// task has no threshold and no ARS run, or when 1 and 0 coincide.
+// Normalizers gives each env of runs its Normalizer: 1 is the threshold,
+// else ARS's median final, else (a task without ARS runs) the median final
+// of all its runs. It is an error when 1 and 0 coincide.
 func Normalizers(runs []Run) (map[string]Normalizer, error) {
 	byEnv := map[string][]Run{}
 	for _, r := range runs {
@@ -102,10 +104,13 @@ func Normalizers(runs []Run) (map[string]Normalizer, error) {
 	out := map[string]Normalizer{}
 	for env, group := range byEnv {
 		n := Normalizer{Env: env}
-		var starts, arsFinals []float64
+		var starts, arsFinals, allFinals []float64
 		for _, r := range group {
 			if v, ok := startEval(r); ok {
 				starts = append(starts, v)
+			}
+			if v, ok := RunScore(r, ScoreFinal); ok {
+				allFinals = append(allFinals, v)
 			}
 			if r.Meta.HasThreshold && n.OneFrom == "" {
 				n.One, n.OneFrom = r.Meta.Threshold, "threshold"
@@ -120,11 +125,14 @@ func Normalizers(runs []Run) (map[string]Normalizer, error) {
 			return nil, fmt.Errorf("report: normalizing %s: no run has an evaluation", env)
 		}
 		n.Zero = median(starts)
-		if n.OneFrom == "" {
-			if len(arsFinals) == 0 {
-				return nil, fmt.Errorf("report: normalizing %s: no threshold and no ARS run to take 1 from", env)
-			}
+		switch {
+		case n.OneFrom != "":
+		case len(arsFinals) > 0:
 			n.One, n.OneFrom = median(arsFinals), "ARS median final"
+		default:
+			// A development matrix without ARS on the task: its runs'
+			// own median final, so that the task still counts.
+			n.One, n.OneFrom = median(allFinals), "median final of all its runs (no ARS run)"
 		}
 		if !(math.Abs(n.One-n.Zero) > 0) {
 			return nil, fmt.Errorf("report: normalizing %s: the start evaluation %g is the score 1", env, n.Zero)

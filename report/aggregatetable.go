@@ -40,7 +40,7 @@ func AggregateTable(runs []Run, opts AggregateOptions) (string, error) {
 	fmt.Fprintf(&b, `
 Normalized score: (score − 0) / (1 − 0) per task, 0 the start policy's evaluation (the median over the
   task's runs of the evaluation at 0 episodes), 1 the task's threshold, or ARS's median final evaluation
-  where the task has none.
+  where the task has none (without ARS runs: the median final evaluation of all the task's runs).
 Methods: "default" is each task's default (its label in the first table), "ARS" ARS V1-t or V2-t, "paper
   preset" the paper's STP_IS; any other label is a method of its own, on the tasks it ran.
 final: the last evaluation; AUC: the mean evaluation over the training episodes run (trapezoid rule).
