@@ -35,7 +35,7 @@ func TestPresets(t *testing.T) {
 		{PresetTuned, "stp", "", "Swimmer-v1", None, 2, 1, "STP adaptive, K=1, m=8", ""}, // the entry's step: the default is CMA-ES
 		{PresetPaper, "", "", "Hopper-v1", Running, 0.3, 4, "STP_IS adaptive, paper preset", Global},
 		{PresetTuned, "stp_is", "", "Hopper-v1", Running, 0.00707, 1, "STP_IS combined", Global},
-		{PresetTuned, "", "", "Walker2d-v5", Running, 0.03 / math.Sqrt(30), 1, "STP combined", ""},
+		{PresetTuned, "stp", "", "Walker2d-v5", Running, 0.03 / math.Sqrt(30), 1, "STP combined", ""}, // the entry's step: the default is CMA-ES
 	} {
 		c, err := Preset(tc.preset, tc.method, tc.step, tc.env)
 		if err != nil {
@@ -52,6 +52,10 @@ func TestPresets(t *testing.T) {
 	// Swimmer's default is CMA-ES on raw observations, ARS V1-t's setting.
 	if sw, _ := Preset(PresetTuned, "", "", "Swimmer-v1"); sw.MethodName() != "cmaes" || sw.Problem.ObsNorm != None || sw.Problem.K != 1 || sw.Method.(*CMAESSettings).Sigma != 0.1 {
 		t.Errorf("Swimmer's default: %s, obs norm %q, K %d, %+v", sw.MethodName(), sw.Problem.ObsNorm, sw.Problem.K, sw.Method)
+	}
+	// Walker2d's is CMA-ES on the returns gymnasium gives (no shift).
+	if w, _ := Preset(PresetTuned, "", "", "Walker2d-v1"); w.MethodName() != "cmaes" || w.Problem.Shift != 0 || w.Problem.ObsNorm != Running {
+		t.Errorf("Walker2d's default: %s, shift %v, obs norm %q", w.MethodName(), w.Problem.Shift, w.Problem.ObsNorm)
 	}
 	p, _ := Preset(PresetPaper, "stp_is", Adaptive, "Hopper-v1")
 	tu, _ := Preset(PresetTuned, "stp_is", Adaptive, "Hopper-v1")
