@@ -16,11 +16,6 @@ import (
 // once it holds minHistory points, after each iteration.
 const minHistory = 32
 
-// learnedFloor is the learned basis's energy per complement column, as a
-// fraction of the mean energy over R^n (trace/n): the offline screen's
-// ridge and floor (bench/basis_screen.py, 0.01 each).
-const learnedFloor = 0.02
-
 // stpOptimizer is STP, or STP_IS with its surrogate, as an Optimizer.
 type stpOptimizer struct {
 	set     STPSettings
@@ -34,10 +29,6 @@ type stpOptimizer struct {
 	// (Guide); nil otherwise.
 	guide *stp.SubspaceSampler
 	gsum  *surrogate.GradientSum
-	// spectral is the learned basis's direction source and pca its
-	// surrogate (--basis learned); nil otherwise.
-	spectral *stp.SpectralSampler
-	pca      *surrogate.GradientPCA
 	// pred holds the surrogate's predictions for the last batch's points,
 	// made before they were measured (nil: none); diag the diagnostic's
 	// window; seed draws its random subspaces.
@@ -50,43 +41,7 @@ type stpOptimizer struct {
 
 // usesSurrogate says the run has a surrogate, so that it records the
 // diagnostic.
-func (o *stpOptimizer) usesSurrogate() bool { return o.sur != nil || o.gsum != nil || o.pca != nil }
-
-// probabilities is p over the directions' columns: the learned basis's,
-// or the stepper's.
-func (o *stpOptimizer) probabilities() []float64 {
-	if o.spectral != nil {
-		return o.spectral.Probabilities()
-	}
-	return o.stepper.Probabilities()
-}
-
-// learn sets the learned basis from the gradient estimates so far, once
-// a whole sum of them is in.
-func (o *stpOptimizer) learn() error {
-	if o.pca.Count < o.pca.Width {
-		return nil
-	}
-	vecs, lambda, trace, err := o.pca.Components()
-	if err != nil {
-		return fmt.Errorf("train: learned basis: %w", err)
-	}
-	if !(trace > 0) {
-		return nil
-	}
-	floor := learnedFloor * trace / float64(o.stepper.Dim())
-	if o.set.LearnedP == PSqrt {
-		// p ∝ √(λ_i + floor) for the learned columns, √floor for the rest.
-		for i, l := range lambda {
-			lambda[i] = math.Sqrt(l+floor) - math.Sqrt(floor)
-		}
-		floor = math.Sqrt(floor)
-	}
-	if err := o.spectral.SetSpectrum(vecs, lambda, floor); err != nil {
-		return fmt.Errorf("train: learned basis: %w", err)
-	}
-	return nil
-}
+func (o *stpOptimizer) usesSurrogate() bool { return o.sur != nil || o.gsum != nil }
 
 // Size is 2M + 1: x ± α b_i for each of the M directions, and the
 // re-measured x_k, which the Top combination does not measure.
@@ -107,14 +62,9 @@ func (o *stpOptimizer) Propose() ([][]float64, error) {
 			return nil, fmt.Errorf("train: guide: %w", err)
 		}
 	}
-	if o.pca != nil {
-		if err := o.learn(); err != nil {
-			return nil, err
-		}
-	}
 	if o.usesSurrogate() && !o.diag.Started {
-		if o.sur != nil || o.pca != nil {
-			o.diag.startTop(o.probabilities(), o.set.Directions, o.seed, o.stepper.Iter())
+		if o.sur != nil {
+			o.diag.startTop(o.stepper.Probabilities(), o.set.Directions, o.seed, o.stepper.Iter())
 		} else {
 			o.diag = diagWindow{Started: true, Dim: 1, Guided: true}
 		}
@@ -174,10 +124,6 @@ func (o *stpOptimizer) sides() (inS, inR []bool) {
 			return nil, nil
 		}
 		inS[0], inR[1] = true, true
-	case o.diag.STop != nil && o.spectral != nil:
-		for j, i := range o.spectral.Slots() {
-			inS[j], inR[j] = slices.Contains(o.diag.STop, i), slices.Contains(o.diag.RTop, i)
-		}
 	case o.diag.STop != nil:
 		for j, i := range o.batch.Indices {
 			inS[j], inR[j] = slices.Contains(o.diag.STop, i), slices.Contains(o.diag.RTop, i)
@@ -209,11 +155,6 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 				return Outcome{}, fmt.Errorf("train: guide: %w", err)
 			}
 		}
-		if o.pca != nil && est != nil {
-			if err := o.pca.Add(est); err != nil {
-				return Outcome{}, fmt.Errorf("train: learned basis: %w", err)
-			}
-		}
 	}
 	out, err := o.stepper.Tell(values)
 	switch {
@@ -234,7 +175,7 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
-	res.PEntropy = stp.Entropy(o.probabilities())
+	res.PEntropy = stp.Entropy(o.stepper.Probabilities())
 	return res, nil
 }
 
@@ -272,7 +213,6 @@ type stpState struct {
 	Stepper   []byte                 `json:"stepper"`
 	Surrogate []byte                 `json:"surrogate,omitempty"`
 	GradSum   *surrogate.GradientSum `json:"gradient_sum,omitempty"`
-	PCA       *surrogate.GradientPCA `json:"gradient_pca,omitempty"`
 	Diag      *diagWindow            `json:"diagnostic,omitempty"`
 }
 
@@ -288,7 +228,7 @@ func (o *stpOptimizer) MarshalBinary() ([]byte, error) {
 		}
 	}
 	if o.usesSurrogate() {
-		s.GradSum, s.PCA, s.Diag = o.gsum, o.pca, &o.diag
+		s.GradSum, s.Diag = o.gsum, &o.diag
 	}
 	return json.Marshal(s)
 }
@@ -311,12 +251,6 @@ func (o *stpOptimizer) UnmarshalBinary(b []byte) error {
 			return errors.New("train: the checkpoint has no gradient sum for the guided step")
 		}
 		*o.gsum = *s.GradSum
-	}
-	if o.pca != nil {
-		if s.PCA == nil {
-			return errors.New("train: the checkpoint has no gradient PCA for the learned basis")
-		}
-		*o.pca = *s.PCA
 	}
 	o.diag = diagWindow{}
 	if s.Diag != nil {
