@@ -150,22 +150,22 @@ func (s *STPSettings) validate(Problem) error {
 	return nil
 }
 
-// zeroEnumKey is an enum setting (a --config key, no flag) whose zero
-// value "" reads as values[0], and which stores values[0] as "".
-func zeroEnumKey(name string, values []string, field func(*Config) *string) key {
-	e := enumKey(name, values, field)
+// guideKey is the guide setting (a --config key, no flag): an enum whose
+// zero value reads as none.
+func guideKey(field func(*Config) *Guide) key {
+	e := enumKey("guide", []string{string(NoGuide), string(GradientSum)}, func(c *Config) *string { return (*string)(field(c)) })
 	return key{name: e.name,
 		get: func(c *Config) string {
 			if *field(c) == "" {
-				return values[0]
+				return string(NoGuide)
 			}
-			return *field(c)
+			return string(*field(c))
 		},
 		set: func(c *Config, v string) error {
 			if err := e.set(c, v); err != nil {
 				return err
 			}
-			if *field(c) == values[0] {
+			if *field(c) == NoGuide {
 				*field(c) = ""
 			}
 			return nil
@@ -191,7 +191,7 @@ func (s *STPSettings) keys() []key {
 			intKey("top", "the number of an iteration's directions combined into its step", "", func(c *Config) *int { return &st(c).Top }),
 			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }))
 		if !s.IS {
-			ks = append(ks, zeroEnumKey("guide", []string{string(NoGuide), string(GradientSum)}, func(c *Config) *string { return (*string)(&st(c).Guide) }))
+			ks = append(ks, guideKey(func(c *Config) *Guide { return &st(c).Guide }))
 		}
 	}
 	if s.IS {
