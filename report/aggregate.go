@@ -111,14 +111,12 @@ func Normalizers(runs []Run) (map[string]Normalizer, error) {
 			}
 			if v, ok := RunScore(r, ScoreFinal); ok {
 				allFinals = append(allFinals, v)
+				if isARS(r) {
+					arsFinals = append(arsFinals, v)
+				}
 			}
 			if r.Meta.HasThreshold && n.OneFrom == "" {
 				n.One, n.OneFrom = r.Meta.Threshold, "threshold"
-			}
-			if isARS(r) {
-				if v, ok := RunScore(r, ScoreFinal); ok {
-					arsFinals = append(arsFinals, v)
-				}
 			}
 		}
 		if len(starts) == 0 {
