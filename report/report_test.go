@@ -91,6 +91,19 @@ func writeRun(t *testing.T, dir string, s seedSpec) {
 	}
 }
 
+// fixtureRuns writes the fixture (with Swimmer) to a temporary folder
+// and loads it.
+func fixtureRuns(t *testing.T) []Run {
+	t.Helper()
+	root := t.TempDir()
+	writeFixture(t, root, true)
+	runs, _, err := Load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
 // writeFixture writes 2 methods x 3 seeds of Hopper-v1 under root/hopper and,
 // when swimmer, 2 seeds of Swimmer-v1 that never reach the threshold.
 //
@@ -215,12 +228,7 @@ func TestDeriveLabel(t *testing.T) {
 }
 
 func TestTable(t *testing.T) {
-	root := t.TempDir()
-	writeFixture(t, root, true)
-	runs, _, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := fixtureRuns(t)
 	md, err := Table(runs, TableOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -388,12 +396,7 @@ func TestPlot(t *testing.T) {
 }
 
 func TestPlotPerEnv(t *testing.T) {
-	root := t.TempDir()
-	writeFixture(t, root, true)
-	runs, _, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := fixtureRuns(t)
 	dir := t.TempDir()
 	var log strings.Builder
 	files, err := PlotFiles(runs, filepath.Join(dir, "curve.png"), PlotOptions{DPI: 50, Log: &log})
@@ -431,12 +434,7 @@ func TestDenseTicks(t *testing.T) {
 }
 
 func TestSummaryTable(t *testing.T) {
-	root := t.TempDir()
-	writeFixture(t, root, true)
-	runs, _, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := fixtureRuns(t)
 	md, err := SummaryTable(runs)
 	if err != nil {
 		t.Fatal(err)
@@ -497,12 +495,7 @@ func TestSummaryTable(t *testing.T) {
 // TestSummaryAgainstCMAES: a task with a CMA-ES row gets the same tests
 // against it, in two more columns (a table without CMA-ES has none).
 func TestSummaryAgainstCMAES(t *testing.T) {
-	root := t.TempDir()
-	writeFixture(t, root, true)
-	runs, _, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := fixtureRuns(t)
 	plain, err := SummaryTable(runs)
 	if err != nil || strings.Contains(plain, "CMA-ES") {
 		t.Fatalf("a table without CMA-ES names it (%v):\n%s", err, plain)

@@ -59,12 +59,7 @@ func TestSuccessFraction(t *testing.T) {
 }
 
 func TestSuccessPlot(t *testing.T) {
-	root := t.TempDir()
-	writeFixture(t, root, true)
-	runs, _, err := Load(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := fixtureRuns(t)
 	dir := t.TempDir()
 	var log strings.Builder
 	files, err := SuccessPlotFiles(runs, filepath.Join(dir, "success.png"), PlotOptions{DPI: 50, Log: &log})
