@@ -3,6 +3,7 @@ package stp
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -248,5 +249,126 @@ func TestOrthogonalBasis(t *testing.T) {
 	}
 	if _, err := NewOrthogonal(0, 1); !errors.Is(err, ErrDimension) {
 		t.Fatalf("n=0: err = %v, want ErrDimension", err)
+	}
+}
+
+// TestCombinePool checks the pooled model direction: in an iteration whose
+// first direction is a model's, that direction is combined even when its
+// values are the worst, with the best Top − 1 of the others, and its
+// coefficient is the mean of its standardized differences over the last
+// Pool such iterations; a restored stepper continues with the same pool;
+// without SetModelFirst the step is the plain Top step.
+func TestCombinePool(t *testing.T) {
+	n := 5
+	guide := []float64{1, 2, 0, -1, 0.5}
+	newStepper := func() *Stepper {
+		src := NewSubspaceSampler(n)
+		if err := src.SetGuide([][]float64{guide}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewStepper(make([]float64, n), Settings{Goal: Maximize, Rule: Fixed, Epsilon: 1, Directions: 3, Top: 2, Rate: 0.5, Pool: 2, Source: src, Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetModelFirst(true)
+		return s
+	}
+	// step returns the expected move for values vals = [+0, −0, +1, −1,
+	// +2, −2] of batch b with the model direction's pooled slope u0 and
+	// the other kept direction j.
+	sigmaOf := func(vals []float64, j int) float64 {
+		vs := []float64{vals[0], vals[1], vals[2*j], vals[2*j+1]}
+		var sum, sq float64
+		for _, v := range vs {
+			sum += v
+			sq += v * v
+		}
+		m := sum / 4
+		return math.Sqrt(sq/4 - m*m)
+	}
+	s := newStepper()
+	rounds := [][]float64{
+		{0, 1, 5, 2, 3, 4}, // the model's pair is the worst; direction 1 is the best of the others
+		{2, 0, 1, 3, 6, 1}, // direction 2 is the best of the others
+		{1, 1.5, 4, 4, 2, 0},
+	}
+	others := []int{1, 2, 1}
+	var us []float64
+	var restored *Stepper
+	for r, vals := range rounds {
+		if r == 2 {
+			data, err := s.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			restored = newStepper()
+			if err := restored.UnmarshalBinary(data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		x0 := s.X()
+		b, err := s.Propose()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Tell(vals); err != nil {
+			t.Fatal(err)
+		}
+		j := others[r]
+		sigma := sigmaOf(vals, j)
+		us = append(us, (vals[0]-vals[1])/sigma)
+		if len(us) > 2 {
+			us = us[1:]
+		}
+		u0 := 0.0
+		for _, u := range us {
+			u0 += u
+		}
+		u0 /= float64(len(us))
+		want := slices.Clone(x0)
+		for i := range want {
+			want[i] += 0.5 * (u0*b.Directions[0][i] + (vals[2*j]-vals[2*j+1])/sigma*b.Directions[j][i]) / 2
+		}
+		if !near(s.X(), want, 1e-12) {
+			t.Fatalf("round %d: x = %v, want %v (pooled slope %v)", r, s.X(), want, u0)
+		}
+		if r == 2 {
+			if _, err := restored.Propose(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := restored.Tell(vals); err != nil {
+				t.Fatal(err)
+			}
+			if !near(restored.X(), s.X(), 0) {
+				t.Fatalf("restored: x = %v, want %v", restored.X(), s.X())
+			}
+		}
+	}
+	// Without a model direction the Top step ranks every direction.
+	plain, model := newStepper(), newStepper()
+	plain.SetModelFirst(false)
+	ref, err := NewStepper(make([]float64, n), Settings{Goal: Maximize, Rule: Fixed, Epsilon: 1, Directions: 3, Top: 2, Rate: 0.5, Source: plain.dir, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []*Stepper{plain, ref, model} {
+		if _, err := st.Propose(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.Tell(rounds[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !near(plain.X(), ref.X(), 0) || near(plain.X(), model.X(), 1e-9) {
+		t.Fatalf("without SetModelFirst: x = %v, want the unpooled step %v (the pooled one is %v)", plain.X(), ref.X(), model.X())
+	}
+	for _, set := range []Settings{
+		{Directions: 2, Pool: 3},
+		{Directions: 2, Top: 1, Rate: 1, Pool: -1},
+		{Directions: 2, Top: 1, Rate: 1, Pool: MaxPool + 1},
+	} {
+		if _, err := NewStepper(make([]float64, n), set); !errors.Is(err, ErrSettings) {
+			t.Errorf("%+v: err = %v, want ErrSettings", set, err)
+		}
 	}
 }
