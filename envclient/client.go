@@ -263,7 +263,7 @@ func (c *Client) Describe(ctx context.Context, envID string, kwargs Kwargs) (Env
 	defer cancel()
 	resp, err := c.bridge.Describe(ctx, &envbridgev1.DescribeRequest{EnvId: envID, Kwargs: pk}, c.callOpts...)
 	if err != nil {
-		return EnvInfo{}, fmt.Errorf("envclient: describe %s: %w", quote(envID), err)
+		return EnvInfo{}, fmt.Errorf("envclient: describe %s: %w", Quote(envID), err)
 	}
 	return envInfoFromProto(resp), nil
 }

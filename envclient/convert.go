@@ -78,7 +78,7 @@ func kwargsToProtoAt(index int, kw Kwargs) (map[string]*envbridgev1.KwargValue, 
 		case string:
 			v = &envbridgev1.KwargValue{Kind: &envbridgev1.KwargValue_StringValue{StringValue: x}}
 		default:
-			return nil, &SpecError{Index: index, Field: fmt.Sprintf("Kwargs[%s]", quote(k)),
+			return nil, &SpecError{Index: index, Field: fmt.Sprintf("Kwargs[%s]", Quote(k)),
 				Reason: fmt.Sprintf("type %T is not one of bool, int, int64, float64, string", x)}
 		}
 		out[k] = v
@@ -89,8 +89,10 @@ func kwargsToProtoAt(index int, kw Kwargs) (map[string]*envbridgev1.KwargValue, 
 // echoLimit is how many bytes of a user value an error message repeats.
 const echoLimit = 200
 
-// quote returns s quoted, cut to echoLimit bytes (saying how long it was).
-func quote(s string) string {
+// Quote returns s quoted, cut to 200 bytes (saying how long it was): how
+// an error echoes a value (an env id, a kwarg's name) that the user may
+// have made very long.
+func Quote(s string) string {
 	if len(s) <= echoLimit {
 		return fmt.Sprintf("%q", s)
 	}

@@ -132,7 +132,7 @@ func describe(ctx context.Context, c *envclient.Client, env string, kw envclient
 				aliases = append(aliases, a)
 			}
 			sort.Strings(aliases)
-			msg := fmt.Sprintf("unknown env %s", clipped(env))
+			msg := fmt.Sprintf("unknown env %s", envclient.Quote(env))
 			if s := suggest(env, list.EnvIDs); s != "" {
 				msg += fmt.Sprintf(": did you mean %s?", s)
 			}

@@ -78,7 +78,7 @@ func TestExitCodes(t *testing.T) {
 		{"a flag as --env's module", append([]string{"--env", "--workers=64:X", "--out", out}, bridge...), exitUsage, "not a Python module name"},
 		{"-h as --env's module", []string{"--env", "-h:X", "--out", out}, exitUsage, "not a Python module name"},
 		{"an env that needs jax", append([]string{"--env", "phys2d/CartPole-v0", "--out", out}, bridge...), exitFailure, "needs a package"},
-		{"a 5000-character env id", append([]string{"--env", strings.Repeat("x", 5000), "--out", out}, bridge...), exitUsage, "5000 characters"},
+		{"a 5000-character env id", append([]string{"--env", strings.Repeat("x", 5000), "--out", out}, bridge...), exitUsage, "(5000 bytes)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, _, stderr := trainer(t, c.args...)
