@@ -23,19 +23,8 @@ func (s *Stepper) combine(values []float64) Outcome {
 		}
 	}
 	score := func(j int) float64 { return math.Max(sg*plus[j], sg*minus[j]) }
-	// A pooled model direction is always combined, with the best Top − 1
-	// of the others.
-	pooled := s.modelIt && s.set.Pool > 0 && len(order) > 0 && order[0] == 0
-	if pooled {
-		order = order[1:]
-	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
-	var top []int
-	if pooled {
-		top = append([]int{0}, order[:min(s.set.Top-1, len(order))]...)
-	} else {
-		top = order[:min(s.set.Top, len(order))]
-	}
+	top := order[:min(s.set.Top, len(order))]
 	var sum, sumSq float64
 	for _, j := range top {
 		sum += plus[j] + minus[j]
@@ -47,11 +36,7 @@ func (s *Stepper) combine(values []float64) Outcome {
 	g := make([]float64, s.n)
 	if sigma > 0 {
 		for _, j := range top {
-			u := sg * (plus[j] - minus[j]) / sigma
-			if pooled && j == 0 {
-				u = s.poolSlope(u)
-			}
-			w := u / float64(len(top))
+			w := sg * (plus[j] - minus[j]) / (sigma * float64(len(top)))
 			for i, di := range s.dirs[j] {
 				g[i] += w * di
 			}
@@ -70,21 +55,6 @@ func (s *Stepper) combine(values []float64) Outcome {
 	s.iter++
 	s.drawn = false
 	return Outcome{Completed: true, Accepted: Combined, Point: -1, F: s.f}
-}
-
-// poolSlope adds the model direction's standardized difference u to the
-// pool, dropping the oldest beyond Settings.Pool, and returns the pool's
-// mean.
-func (s *Stepper) poolSlope(u float64) float64 {
-	if len(s.pool) == s.set.Pool {
-		s.pool = append(s.pool[:0], s.pool[1:]...)
-	}
-	s.pool = append(s.pool, u)
-	var sum float64
-	for _, v := range s.pool {
-		sum += v
-	}
-	return sum / float64(len(s.pool))
 }
 
 // pairValues returns, for each of m directions, the values of its x+ and

@@ -111,15 +111,6 @@ type Settings struct {
 	// Rate is the step length η of the Top combination. Required (> 0)
 	// when Top > 0.
 	Rate float64
-	// Pool, with Top > 0, pools a model's direction over iterations. In an
-	// iteration whose first direction is a model's (the stepper is told so
-	// by [Stepper.SetModelFirst], as for a [SubspaceSampler]'s guide), that
-	// direction is always combined, with the Top − 1 best of the others,
-	// and its coefficient in g is the mean of its standardized differences
-	// (f(x+) − f(x−))/σ over the last Pool such iterations rather than
-	// this iteration's alone: its slope, measured on one pair an iteration,
-	// is averaged where the model moves slowly. Default 0: no pooling.
-	Pool int
 
 	// Remeasure re-measures f(x_k) every iteration (a Center point in each
 	// iteration's batch). With a noisy f this makes the three-point
@@ -144,9 +135,6 @@ type Settings struct {
 	// same run.
 	Seed uint64
 }
-
-// MaxPool bounds Settings.Pool.
-const MaxPool = 1000
 
 // checkSettings checks the settings that do not depend on n and fills the
 // defaults.
@@ -179,12 +167,6 @@ func checkSettings(set *Settings) error {
 	}
 	if set.Top < 0 || set.Top > max(set.Directions, 1) {
 		return fmt.Errorf("%w: Top = %d, want in [0, Directions = %d]", ErrSettings, set.Top, max(set.Directions, 1))
-	}
-	if set.Pool < 0 || set.Pool > MaxPool {
-		return fmt.Errorf("%w: Pool = %d, want in [0, %d]", ErrSettings, set.Pool, MaxPool)
-	}
-	if set.Pool > 0 && set.Top == 0 {
-		return fmt.Errorf("%w: Pool = %d needs Top > 0", ErrSettings, set.Pool)
 	}
 	if set.Top > 0 {
 		switch {

@@ -5,7 +5,6 @@ import (
 	"encoding"
 	"encoding/gob"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 )
@@ -42,9 +41,6 @@ type State struct {
 	Points           int64
 	// P is p after mixing; V is v.
 	P, V []float64
-	// Pool is the pooled model direction's newest standardized
-	// differences (Settings.Pool; nil without).
-	Pool []float64
 	// RNG is the random source's MarshalBinary output.
 	RNG []byte
 }
@@ -82,7 +78,6 @@ func (s *Stepper) State() (State, error) {
 		Points:     s.points,
 		P:          append([]float64(nil), s.p...),
 		V:          append([]float64(nil), s.v...),
-		Pool:       slices.Clone(s.pool),
 		RNG:        rng,
 	}, nil
 }
@@ -105,14 +100,6 @@ func (s *Stepper) SetState(st State) error {
 	case (s.hx != nil) != (len(st.Anchor) == s.n) || (s.vel != nil) != (len(st.Velocity) == s.n):
 		return fmt.Errorf("%w: momentum state of lengths %d, %d, want %d each with momentum (velocity only with Top), none without", ErrState, len(st.Anchor), len(st.Velocity), s.n)
 	}
-	if len(st.Pool) > s.set.Pool {
-		return fmt.Errorf("%w: %d pooled differences, Pool is %d", ErrState, len(st.Pool), s.set.Pool)
-	}
-	for _, u := range st.Pool {
-		if math.IsNaN(u) || math.IsInf(u, 0) {
-			return fmt.Errorf("%w: pooled difference %v", ErrState, u)
-		}
-	}
 	if err := checkV(st.V, s.n); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
 	}
@@ -133,7 +120,6 @@ func (s *Stepper) SetState(st State) error {
 	if s.vel != nil {
 		s.vel = append(s.vel[:0], st.Velocity...)
 	}
-	s.pool = slices.Clone(st.Pool)
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points
 	if err := s.sourceProbabilities(st.P); err != nil {

@@ -57,11 +57,6 @@ type Stepper struct {
 	points int64
 
 	p, v []float64
-	// modelFirst says the next iterations' first direction is a model's;
-	// modelIt that the one in progress has it; pool holds its newest
-	// standardized differences (Settings.Pool), oldest first.
-	modelFirst, modelIt bool
-	pool                []float64
 	// dir draws the directions; weight holds their weights (Drawn.Weight).
 	dir    Directioner
 	weight []float64
@@ -233,7 +228,6 @@ func (s *Stepper) Propose() (Batch, error) {
 			s.alpha[j] = math.NaN()
 		}
 		s.drawn = true
-		s.modelIt = s.modelFirst
 		s.preDone = false
 		s.centerThisIt = false
 	}
@@ -276,11 +270,6 @@ func (s *Stepper) Propose() (Batch, error) {
 	s.roles, s.dirOf = b.Roles, b.Dir
 	return b, nil
 }
-
-// SetModelFirst says whether the first direction of the iterations that
-// follow is a model's, whose slope Settings.Pool pools. It does not touch
-// the iteration in progress.
-func (s *Stepper) SetModelFirst(on bool) { s.modelFirst = on }
 
 // measured applies a fresh measurement of f(x_k). The first measurement is
 // kept whatever it is; a re-measurement replaces f only when it is valid.

@@ -94,9 +94,6 @@ type STPSettings struct {
 	Lipschitz      Lipschitz `json:"lipschitz,omitempty"`
 	// Guide is the combined step's guide ("" reads as none).
 	Guide Guide `json:"guide,omitempty"`
-	// GuidePool, with a guide, pools the guide's slope over that many
-	// iterations and always combines it (stp.Settings.Pool; 0: off).
-	GuidePool int `json:"guide_pool,omitempty"`
 }
 
 // guided says the settings guide the directions.
@@ -143,10 +140,6 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("guide", "%s draws its own directions; stp_is samples the basis (use --method stp)", s.Guide)
 	case s.guided() && s.Directions < 2:
 		return bad("directions", "%d leaves no random direction beside the guide (want ≥ 2)", s.Directions)
-	case s.GuidePool < 0 || s.GuidePool > stp.MaxPool:
-		return bad("guide-pool", "%d is outside [0, %d]", s.GuidePool, stp.MaxPool)
-	case s.GuidePool > 0 && !s.guided():
-		return bad("guide-pool", "%d needs a guide (guide: gradient-sum)", s.GuidePool)
 	case !s.IS:
 		return nil
 	case s.SurrogateSteps < 0 || s.SurrogateSteps > 100000:
@@ -198,8 +191,7 @@ func (s *STPSettings) keys() []key {
 			intKey("top", "the number of an iteration's directions combined into its step", "", func(c *Config) *int { return &st(c).Top }),
 			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }))
 		if !s.IS {
-			ks = append(ks, guideKey(func(c *Config) *Guide { return &st(c).Guide }),
-				intKey("guide-pool", "", "", func(c *Config) *int { return &st(c).GuidePool }))
+			ks = append(ks, guideKey(func(c *Config) *Guide { return &st(c).Guide }))
 		}
 	}
 	if s.IS {
@@ -244,9 +236,6 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 	// (and a results row) with an unguided one, whatever the preset says.
 	if s.guided() {
 		ps = append(ps, part{"guided by the " + strings.ReplaceAll(string(s.Guide), "-", " "), "guided"})
-	}
-	if s.GuidePool > 0 {
-		ps = append(ps, part{fmt.Sprintf("its slope pooled over %d", s.GuidePool), fmt.Sprintf("pool%d", s.GuidePool)})
 	}
 	if r == nil {
 		return ps
@@ -302,7 +291,7 @@ func (s *STPSettings) newOptimizer(p Problem, x0 []float64) (Optimizer, error) {
 			return nil, bad("directions", "%d must be below the policy's %d weights with --guide %s", s.Directions, n, s.Guide)
 		}
 		o.guide, o.gsum = stp.NewSubspaceSampler(n), &surrogate.GradientSum{}
-		set.Source, set.Pool = o.guide, s.GuidePool
+		set.Source = o.guide
 	}
 	if s.IS {
 		// Theorem 1 pairs the decaying step with IS-sqrt, Theorems 2-4 the

@@ -17,7 +17,7 @@ func (s *STPSettings) setStep(st Step) { s.Step = st }
 // surrogate keys, STP's guide.
 func (s *STPSettings) sharedKey(k string) bool {
 	if s.IS {
-		return k == "guide" || k == "guide-pool"
+		return k == "guide"
 	}
 	return k == "surrogate-steps" || k == "lipschitz"
 }

@@ -70,7 +70,6 @@ func (o *stpOptimizer) Propose() ([][]float64, error) {
 		}
 	}
 	o.guided = o.gsum != nil && o.gsum.Count > 0
-	o.stepper.SetModelFirst(o.guided)
 	b, err := o.stepper.Propose()
 	if err != nil {
 		return nil, fmt.Errorf("train: %w", err)

@@ -30,35 +30,6 @@ func TestGuidedCheckpointResumesBitForBit(t *testing.T) {
 	resumesBitForBit(t, guidedConfig())
 }
 
-// TestPooledGuideResumesBitForBit: the guide's pooled slopes
-// (guide-pool) resume bit for bit, and the pool changes the run.
-func TestPooledGuideResumesBitForBit(t *testing.T) {
-	c := guidedConfig()
-	st(c).GuidePool = 5
-	resumesBitForBit(t, c)
-	plain, pooled := diagFinal(t, guidedConfig()), diagFinal(t, c)
-	if plain == pooled {
-		t.Fatalf("the pooled guide ended at the unpooled run's point (%v)", plain)
-	}
-}
-
-// diagFinal runs cfg for 30 iterations on the quadratic and returns its
-// final point's first coordinate.
-func diagFinal(t *testing.T, cfg train.Config) float64 {
-	t.Helper()
-	r, err := New(cfg, testInfo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := &quadRoller{target: []float64{5, -5, 10, 0, -10, 2.5}}
-	for range 30 {
-		if _, err := r.Iterate(context.Background(), q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return r.X()[0]
-}
-
 // diagPoints runs cfg on the quadratic for iters iterations and returns
 // the surrogate diagnostics its evaluations recorded.
 func diagPoints(t *testing.T, cfg train.Config, iters int) []*rundir.SurrogateDiag {
