@@ -66,10 +66,10 @@ func TestPresets(t *testing.T) {
 	if s := st(cb); cb.Problem.Shift != 1 || cb.Problem.CommonSeeds != IterationSeeds || s.Noise != 0.025 || s.Rate != 0.00707 || s.Directions != 4 || s.Top != 2 || s.Basis != Orthogonal || cb.Restart != (Restart{After: 300, Length: 0.125, Early: 100, EarlyLength: 0.07}) {
 		t.Errorf("combined %+v %+v", cb, s)
 	}
-	// An env the table does not name gets ARS's default shift (none) and
-	// the fallback's own ν and step.
+	// An env the table does not name gets ARS's default shift (none),
+	// the fallback's own ν and step, and all 8 directions combined.
 	o, _ := Preset(PresetTuned, "stp", Combined, "Quad-v0")
-	if s := st(o); s.Noise != 0.05 || s.Rate != 0.01 || o.Problem.Shift != 0 {
+	if s := st(o); s.Noise != 0.05 || s.Rate != 0.01 || s.Directions != 8 || s.Top != 8 || o.Problem.Shift != 0 {
 		t.Errorf("combined on an unknown env: %+v, shift %v", s, o.Problem.Shift)
 	}
 	e := entry{Blocks: map[string]map[string]any{"ars": {"directions": 8, "top": 8, "rate": 0.02, "noise": 0.03}}}
