@@ -32,13 +32,11 @@ import json
 from pathlib import Path
 
 import numpy as np
-from numpy.typing import NDArray
 
-Array = NDArray[np.float64]
+from surrogate_screen import AHEAD, START, Array, Log
+
 NU = 0.025
 TOP = 4
-AHEAD = 5
-START = 20
 WINDOW = 10
 
 
@@ -50,27 +48,23 @@ def cosine(a: Array, b: Array) -> float:
 
 def screen(path: Path) -> dict[str, float | str]:
     """Mean cosine of each direction with the gradient that follows, on one log."""
-    d = np.load(path)
-    x, r, it = d["X"], d["R"], d["IT"]
-    iters = int(it.max()) + 1
-    dirs, ys, tops, grads = [], [], [], []
-    for t in range(iters):
-        i = np.where(it == t)[0]
-        dx = (x[i[0::2]] - x[i[1::2]]) / (2 * NU)  # d_j
-        y = (r[i[0::2]] - r[i[1::2]]) / (2 * NU)
-        top = np.argsort(-np.maximum(r[i[0::2]], r[i[1::2]]))[:TOP]
-        dirs.append(dx)
-        ys.append(y)
-        tops.append(top)
-        grads.append((y[:, None] * dx).mean(0))
+    log = Log(path)
+    # Per iteration: the directions d_j, the derivatives y_j along them, and
+    # the TOP pairs whose better return is best.
+    dirs = [dx / (2 * NU) for dx, _ in log.pairs]
+    ys = [dr / (2 * NU) for _, dr in log.pairs]
+    tops = []
+    for t in range(log.iters):
+        r = log.r[log.it == t]
+        tops.append(np.argsort(-np.maximum(r[0::2], r[1::2]))[:TOP])
     cos: dict[str, list[float]] = {
         k: [] for k in ("est", "model", "cv", "cv-half", "plus", "agree")
     }
-    for t in range(START, iters - AHEAD):
-        target = np.sum(grads[t + 1 : t + 1 + AHEAD], axis=0)
+    for t in range(START, log.iters - AHEAD):
+        target = log.ahead(t + 1)
         dt, yt, top = dirs[t], ys[t], tops[t]
         est = (yt[top, None] * dt[top]).mean(0)
-        m = np.sum(grads[:t], axis=0)
+        m = np.sum(log.grad[:t], axis=0)
         lo = max(0, t - WINDOW + 1)
         dw = np.concatenate(dirs[lo : t + 1])
         yw = np.concatenate(ys[lo : t + 1])
