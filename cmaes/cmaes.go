@@ -44,18 +44,32 @@ func (s Settings) lambda(n int) int {
 // MaxPopulation bounds λ.
 const MaxPopulation = 4096
 
+// SettingError is a setting out of its range. Field is the setting's
+// name ("sigma", "population"), Reason what is wrong with its value.
+type SettingError struct{ Field, Reason string }
+
+func (e *SettingError) Error() string { return "cmaes: " + e.Field + " " + e.Reason }
+
+// Validate checks σ0 and λ, which do not depend on the dimension; a
+// *SettingError names the one out of range.
+func (s Settings) Validate() error {
+	switch {
+	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
+		return &SettingError{"sigma", fmt.Sprintf("%v must be positive and finite (CMA-ES's initial step size σ0)", s.Sigma)}
+	case s.Population != 0 && (s.Population < 2 || s.Population > MaxPopulation):
+		return &SettingError{"population", fmt.Sprintf("%d is outside [2, %d] (0: CMA-ES's default 4 + ⌊3 ln n⌋)", s.Population, MaxPopulation)}
+	}
+	return nil
+}
+
 func (s Settings) check(n int) error {
 	switch {
 	case n < 1:
 		return errors.New("cmaes: x0 is empty")
 	case n > MaxDim:
 		return fmt.Errorf("cmaes: %d parameters is above the %d a full covariance is kept for", n, MaxDim)
-	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
-		return fmt.Errorf("cmaes: sigma must be positive and finite, got %v", s.Sigma)
-	case s.Population != 0 && (s.Population < 2 || s.Population > MaxPopulation):
-		return fmt.Errorf("cmaes: population %d is outside [2, %d] (0: the default 4 + 3 ln n)", s.Population, MaxPopulation)
 	}
-	return nil
+	return s.Validate()
 }
 
 // params are the strategy's constants for n and λ (the tutorial's

@@ -1,8 +1,8 @@
 package train
 
 import (
+	"errors"
 	"fmt"
-	"math"
 
 	"github.com/stpis/stpis/cmaes"
 )
@@ -21,11 +21,11 @@ func (*CMAESSettings) Name() string { return "cmaes" }
 func (s *CMAESSettings) clone() Method { c := *s; return &c }
 
 func (s *CMAESSettings) validate(Problem) error {
-	switch {
-	case !(s.Sigma > 0) || math.IsInf(s.Sigma, 0):
-		return bad("sigma", "%v must be positive and finite (CMA-ES's initial step size σ0)", s.Sigma)
-	case s.Population != 0 && (s.Population < 2 || s.Population > cmaes.MaxPopulation):
-		return bad("population", "%d is outside [2, %d] (0: CMA-ES's default 4 + ⌊3 ln n⌋)", s.Population, cmaes.MaxPopulation)
+	var se *cmaes.SettingError
+	if err := (cmaes.Settings{Sigma: s.Sigma, Population: s.Population}).Validate(); errors.As(err, &se) {
+		return bad(se.Field, "%s", se.Reason)
+	} else if err != nil {
+		return fmt.Errorf("train: %w", err)
 	}
 	return nil
 }
