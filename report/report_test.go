@@ -452,7 +452,7 @@ func TestSummaryTable(t *testing.T) {
 	// O 3, E 0.5 + 0.4 + 0.25 = 1.15, V 0.25 + 0.24 + 0.1875 = 0.6775,
 	// χ² = 1.85²/0.6775 = 5.0517, p = 0.0246.
 	if r := rows[1]; r.Seeds != 3 || r.Reached != 3 || r.MedianEpisodes != 1300 || r.KMMedian != 1300 ||
-		r.KMLow != 1000 || r.KMHigh != 1400 || r.Reference != "ARS V2-t" || !near(r.LogRankP, 0.0246, 1e-4) || !(r.MedianBest >= r.MedianFinal) {
+		r.KMLow != 1000 || r.KMHigh != 1400 || r.Against[0].Peer != "ARS V2-t" || !near(r.Against[0].LogRankP, 0.0246, 1e-4) || !(r.MedianBest >= r.MedianFinal) {
 		t.Errorf("Hopper STP_IS row %+v", r)
 	}
 	// ARS reached at 2000 and 3000, and one seed stopped at 2500 without:
@@ -460,15 +460,15 @@ func TestSummaryTable(t *testing.T) {
 	// 2000 and 0 after 3000. It is its task's reference: no test.
 	// The final evaluations, STP_IS's against ARS's, by MannWhitney.
 	mw, err := MannWhitney(finals(runsOf(runs, "STP_IS adaptive")), finals(runsOf(runs, "ARS V2-t")))
-	if err != nil || math.IsNaN(rows[1].FinalP) || rows[1].FinalP != mw.P || !math.IsNaN(rows[2].FinalP) || !math.IsNaN(rows[0].FinalP) {
-		t.Errorf("final p: rows %v %v %v, want %v (%v)", rows[0].FinalP, rows[1].FinalP, rows[2].FinalP, mw.P, err)
+	if err != nil || math.IsNaN(rows[1].Against[0].FinalP) || rows[1].Against[0].FinalP != mw.P || !math.IsNaN(rows[2].Against[0].FinalP) || !math.IsNaN(rows[0].Against[0].FinalP) {
+		t.Errorf("final p: rows %v %v %v, want %v (%v)", rows[0].Against[0].FinalP, rows[1].Against[0].FinalP, rows[2].Against[0].FinalP, mw.P, err)
 	}
-	if r := rows[2]; r.Reached != 2 || r.MedianEpisodes != 2500 || r.KMMedian != 3000 || !math.IsNaN(r.LogRankP) {
+	if r := rows[2]; r.Reached != 2 || r.MedianEpisodes != 2500 || r.KMMedian != 3000 || !math.IsNaN(r.Against[0].LogRankP) {
 		t.Errorf("Hopper ARS row %+v", r)
 	}
 	// Swimmer's two seeds never reach in their 80 episodes, and the task has
 	// no ARS row.
-	if r := rows[0]; r.Reached != 0 || !math.IsInf(r.KMMedian, 1) || !math.IsInf(r.KMLow, 1) || r.Budget != 80 || r.Reference != "" || !math.IsNaN(r.LogRankP) {
+	if r := rows[0]; r.Reached != 0 || !math.IsInf(r.KMMedian, 1) || !math.IsInf(r.KMLow, 1) || r.Budget != 80 || r.Against[0].Peer != "" || !math.IsNaN(r.Against[0].LogRankP) {
 		t.Errorf("Swimmer row %+v, want not reached within 80", r)
 	}
 	for _, want := range []string{
@@ -514,18 +514,18 @@ func TestSummaryAgainstCMAES(t *testing.T) {
 	for _, r := range rows {
 		switch {
 		case r.Env != "Hopper-v1":
-			if r.Peer != "" || !math.IsNaN(r.PeerLogRankP) {
-				t.Errorf("%s %s: peer %q p %v, want none", r.Env, r.Label, r.Peer, r.PeerLogRankP)
+			if c := r.Against[1]; c.Peer != "" || !math.IsNaN(c.LogRankP) {
+				t.Errorf("%s %s: peer %q p %v, want none", r.Env, r.Label, c.Peer, c.LogRankP)
 			}
 		case r.Label == "STP_IS adaptive":
 			checked++
-			if r.Peer != "CMA-ES" || r.PeerLogRankP != r.LogRankP || r.PeerFinalP != r.FinalP {
-				t.Errorf("against CMA-ES: %q %v %v, against ARS %v %v", r.Peer, r.PeerLogRankP, r.PeerFinalP, r.LogRankP, r.FinalP)
+			if c, a := r.Against[1], r.Against[0]; c.Peer != "CMA-ES" || c.LogRankP != a.LogRankP || c.FinalP != a.FinalP {
+				t.Errorf("against CMA-ES: %+v, against ARS %+v", c, a)
 			}
 		case r.Label == "CMA-ES":
 			checked++
-			if !math.IsNaN(r.PeerLogRankP) || math.IsNaN(r.LogRankP) {
-				t.Errorf("the CMA-ES row against itself %v, against ARS %v", r.PeerLogRankP, r.LogRankP)
+			if !math.IsNaN(r.Against[1].LogRankP) || math.IsNaN(r.Against[0].LogRankP) {
+				t.Errorf("the CMA-ES row against itself %v, against ARS %v", r.Against[1].LogRankP, r.Against[0].LogRankP)
 			}
 		}
 	}

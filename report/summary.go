@@ -33,24 +33,9 @@ type SummaryRow struct {
 	// +Inf where the resamples' median was not reached. Budget is the most
 	// training episodes any seed ran: a median not reached lies beyond it.
 	KMMedian, KMLow, KMHigh, Budget float64
-	// Reference is the label of the env's ARS row, the first label in
-	// the table's order that starts with "ARS" ("" when the env has
-	// none), and LogRankP the p-value of the two-sample log-rank test of
-	// this row's episodes to the threshold against that row's. NaN for
-	// the reference row itself, an env without one, or samples with
-	// nothing to compare (no seed of either reached).
-	Reference string
-	LogRankP  float64
-	// FinalP is the p-value of the two-sided Mann–Whitney test
-	// (MannWhitney) of this row's final evaluations against the reference
-	// row's; NaN where LogRankP has no reference, or a row has no
-	// evaluation.
-	FinalP float64
-	// Peer, PeerLogRankP and PeerFinalP are the same against the env's
-	// CMA-ES row, the first label that starts with "CMA-ES" ("" when the
-	// env has none): the other peer a default is measured against.
-	Peer                     string
-	PeerLogRankP, PeerFinalP float64
+	// Against holds this row's tests against each of SummaryPeers, in
+	// that order: Against[0] against the env's ARS row, the reference.
+	Against []Comparison
 	// MedianEpisodes is the median episodes to the threshold over the
 	// seeds that reached it (NaN when none did); MedianBest and
 	// MedianFinal the medians over all seeds of the best and the last
@@ -59,6 +44,25 @@ type SummaryRow struct {
 	// HasThreshold says whether the task has a threshold (Walker2d has
 	// none: its row gives evaluations only).
 	HasThreshold bool
+}
+
+// SummaryPeers are the peers every row is tested against, by the prefix
+// of their label: a task's row of a peer is the first label in the
+// table's order that starts with it. The first, ARS, is the reference
+// every table shows; the others get columns where some task has them.
+var SummaryPeers = []string{"ARS", "CMA-ES"}
+
+// Comparison is a row tested against one peer's row of its task.
+type Comparison struct {
+	// Peer is the label of the peer's row ("" when the env has none).
+	Peer string
+	// LogRankP is the p-value of the two-sample log-rank test of this
+	// row's episodes to the threshold against the peer row's, and FinalP
+	// that of the two-sided Mann–Whitney test (MannWhitney) of the final
+	// evaluations. NaN for the peer's row itself, an env without one, or
+	// samples with nothing to compare (no seed of either reached, or a
+	// row without an evaluation).
+	LogRankP, FinalP float64
 }
 
 // SurvivalTime is a run as a right-censored survival time: the episodes to
@@ -112,13 +116,14 @@ func SummaryRows(runs []Run) ([]SummaryRow, error) {
 		}
 		return labelLess(keys[i].label, keys[j].label)
 	})
-	reference, peer := map[string]string{}, map[string]string{}
-	for _, k := range keys {
-		if _, ok := reference[k.env]; !ok && strings.HasPrefix(k.label, "ARS") {
-			reference[k.env] = k.label
-		}
-		if _, ok := peer[k.env]; !ok && strings.HasPrefix(k.label, "CMA-ES") {
-			peer[k.env] = k.label
+	// peers[i][env] is the label of env's row of SummaryPeers[i].
+	peers := make([]map[string]string, len(SummaryPeers))
+	for i, prefix := range SummaryPeers {
+		peers[i] = map[string]string{}
+		for _, k := range keys {
+			if _, ok := peers[i][k.env]; !ok && strings.HasPrefix(k.label, prefix) {
+				peers[i][k.env] = k.label
+			}
 		}
 	}
 	// against tests this group against the env's row ref: the log-rank
@@ -151,22 +156,23 @@ func SummaryRows(runs []Run) ([]SummaryRow, error) {
 		if err != nil {
 			return nil, fmt.Errorf("report: summary of %s %s: %w", k.env, k.label, err)
 		}
-		row.Env, row.Label, row.Reference, row.Peer = k.env, k.label, reference[k.env], peer[k.env]
-		if row.LogRankP, row.FinalP, err = against(k, row.Reference); err != nil {
-			return nil, err
-		}
-		if row.PeerLogRankP, row.PeerFinalP, err = against(k, row.Peer); err != nil {
-			return nil, err
+		row.Env, row.Label = k.env, k.label
+		for _, peer := range peers {
+			c := Comparison{Peer: peer[k.env]}
+			if c.LogRankP, c.FinalP, err = against(k, c.Peer); err != nil {
+				return nil, err
+			}
+			row.Against = append(row.Against, c)
 		}
 		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
-// summaryRow computes a row's figures but for its names and the log-rank
-// test.
+// summaryRow computes a row's figures but for its names and its tests
+// against the peers.
 func summaryRow(group []Run) (SummaryRow, error) {
-	row := SummaryRow{Seeds: len(group), LogRankP: math.NaN(), FinalP: math.NaN(), PeerLogRankP: math.NaN(), PeerFinalP: math.NaN()}
+	row := SummaryRow{Seeds: len(group)}
 	var best []float64
 	for _, r := range group {
 		row.HasThreshold = row.HasThreshold || r.Meta.HasThreshold
@@ -248,13 +254,17 @@ N/A: no seed reached the threshold (the paper's mark, as in trainer table).
   threshold, Walker2d's, whose rows compare evaluations only.
 `, 100*BootstrapLevel, BootstrapResamples)
 
-// peerNotes explains the CMA-ES columns, where the table has them.
-const peerNotes = `log-rank p vs CMA-ES / final p vs CMA-ES: the same tests against the task's CMA-ES row (—: the row
+// peerNotes explains the columns of a peer after the first, where the
+// table has them.
+func peerNotes(peer string) string {
+	return fmt.Sprintf(`log-rank p vs %[1]s / final p vs %[1]s: the same tests against the task's %[1]s row (—: the row
   itself, or a task without one).
-`
+`, peer)
+}
 
 // SummaryTable formats SummaryRows's rows as a Markdown table, followed by
-// SummaryNotes.
+// SummaryNotes. The reference's tests (ARS's) sit beside the evaluations;
+// each other peer's two columns follow where some task has its row.
 func SummaryTable(runs []Run) (string, error) {
 	if len(runs) == 0 {
 		return "", fmt.Errorf("report: summary: no runs")
@@ -263,17 +273,20 @@ func SummaryTable(runs []Run) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The CMA-ES columns appear where some task has a CMA-ES row.
-	peers := slices.ContainsFunc(rows, func(r SummaryRow) bool { return r.Peer != "" })
+	var extra []int // the indices of SummaryPeers after the first that some task has
+	for i := 1; i < len(SummaryPeers); i++ {
+		if slices.ContainsFunc(rows, func(r SummaryRow) bool { return r.Against[i].Peer != "" }) {
+			extra = append(extra, i)
+		}
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "| Task | Method | reached | KM median [%g%% CI] | median of reached | log-rank p vs ARS | best | final | final p vs ARS |", 100*BootstrapLevel)
-	if peers {
-		b.WriteString(" log-rank p vs CMA-ES | final p vs CMA-ES |")
+	fmt.Fprintf(&b, "| Task | Method | reached | KM median [%g%% CI] | median of reached | log-rank p vs %s | best | final | final p vs %[2]s |",
+		100*BootstrapLevel, SummaryPeers[0])
+	for _, i := range extra {
+		fmt.Fprintf(&b, " log-rank p vs %s | final p vs %[1]s |", SummaryPeers[i])
 	}
 	b.WriteString("\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-	if peers {
-		b.WriteString(" --- | --- |")
-	}
+	b.WriteString(strings.Repeat(" --- | --- |", len(extra)))
 	b.WriteString("\n")
 	for _, r := range rows {
 		reached, km := fmt.Sprintf("%d/%d", r.Reached, r.Seeds), kmCell(r)
@@ -284,20 +297,23 @@ func SummaryTable(runs []Run) (string, error) {
 		if r.HasThreshold && r.Reached == 0 {
 			ofReached = markNotReached
 		}
-		logRank, peerLogRank := pValue(r.LogRankP), pValue(r.PeerLogRankP)
-		if !r.HasThreshold {
-			logRank, peerLogRank = markNone, markNone
+		logRank := func(c Comparison) string {
+			if !r.HasThreshold {
+				return markNone
+			}
+			return pValue(c.LogRankP)
 		}
+		ref := r.Against[0]
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |", r.Env, r.Label, reached, km,
-			ofReached, logRank, dash(r.MedianBest), dash(r.MedianFinal), pValue(r.FinalP))
-		if peers {
-			fmt.Fprintf(&b, " %s | %s |", peerLogRank, pValue(r.PeerFinalP))
+			ofReached, logRank(ref), dash(r.MedianBest), dash(r.MedianFinal), pValue(ref.FinalP))
+		for _, i := range extra {
+			fmt.Fprintf(&b, " %s | %s |", logRank(r.Against[i]), pValue(r.Against[i].FinalP))
 		}
 		b.WriteString("\n")
 	}
 	b.WriteString(SummaryNotes)
-	if peers {
-		b.WriteString(peerNotes)
+	for _, i := range extra {
+		b.WriteString(peerNotes(SummaryPeers[i]))
 	}
 	return b.String(), nil
 }
