@@ -115,6 +115,32 @@ func selectMethods(runs []report.Run, names []string, defaults map[string]string
 	return kept, nil
 }
 
+// aggregateMethods maps --methods's names to the aggregate's methods
+// (report.MethodKey), which AggregateOptions.Methods keeps. It is not
+// selectMethods: the aggregate reads every run (its normalizers take ARS's
+// and each task's start evaluations) and leaves out rows, not runs, and its
+// "cmaes" is CMA-ES where it is not the task's default, which is row
+// "default" there.
+func aggregateMethods(list string) map[string]bool {
+	keep := map[string]bool{}
+	for _, m := range strings.Split(list, ",") {
+		switch m = strings.TrimSpace(m); m {
+		case "":
+		case "default":
+			keep[report.MethodDefault] = true
+		case "ars":
+			keep[report.MethodARS] = true
+		case "paper":
+			keep[report.MethodPaper] = true
+		case "cmaes":
+			keep["CMA-ES"] = true
+		default:
+			keep[m] = true
+		}
+	}
+	return keep
+}
+
 // runTable is `trainer table RUNS... [--paper]`.
 func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("trainer table")
@@ -133,22 +159,7 @@ func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return usageError{errors.New("flag --methods applies to --aggregate only (trainer plot --methods selects the curves)")}
 	}
 	if *aggregate {
-		keep := map[string]bool{}
-		for _, m := range strings.Split(*methods, ",") {
-			switch m = strings.TrimSpace(m); m {
-			case "":
-			case "default":
-				keep[report.MethodDefault] = true
-			case "ars":
-				keep[report.MethodARS] = true
-			case "paper":
-				keep[report.MethodPaper] = true
-			case "cmaes":
-				keep["CMA-ES"] = true // CMA-ES where it is not the task's default
-			default:
-				keep[m] = true
-			}
-		}
+		keep := aggregateMethods(*methods)
 		md, err := report.PerExperiment(runs, func(runs []report.Run) (string, error) {
 			return report.AggregateTable(runs, report.AggregateOptions{Default: defaultLabels(runs), Methods: keep})
 		})
