@@ -43,6 +43,10 @@ type State struct {
 	P, V []float64
 	// RNG is the random source's MarshalBinary output.
 	RNG []byte
+	// Scale and Path are Settings.Adapt's s_k and p (0 and nil in states
+	// written before it existed, and without it: s = 1).
+	Scale float64
+	Path  []float64
 }
 
 // State returns the stepper's state. It fails between Propose and the Tell
@@ -79,6 +83,8 @@ func (s *Stepper) State() (State, error) {
 		P:          append([]float64(nil), s.p...),
 		V:          append([]float64(nil), s.v...),
 		RNG:        rng,
+		Scale:      s.scale,
+		Path:       slices.Clone(s.path),
 	}, nil
 }
 
@@ -99,6 +105,10 @@ func (s *Stepper) SetState(st State) error {
 			st.Goal, st.Rule, st.Mixing, st.Momentum, max(st.Directions, 1), st.Top, s.set.Goal, s.set.Rule, s.set.Mixing, s.set.Momentum, s.m, s.set.Top)
 	case (s.hx != nil) != (len(st.Anchor) == s.n) || (s.vel != nil) != (len(st.Velocity) == s.n):
 		return fmt.Errorf("%w: momentum state of lengths %d, %d, want %d each with momentum (velocity only with Top), none without", ErrState, len(st.Anchor), len(st.Velocity), s.n)
+	case (s.path != nil) != (len(st.Path) == s.n):
+		return fmt.Errorf("%w: a path of length %d, want %d with Adapt, none without", ErrState, len(st.Path), s.n)
+	case s.path != nil && !(st.Scale >= MinScale && st.Scale <= MaxScale):
+		return fmt.Errorf("%w: scale %v outside [%g, %g]", ErrState, st.Scale, float64(MinScale), float64(MaxScale))
 	}
 	if err := checkV(st.V, s.n); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
@@ -119,6 +129,10 @@ func (s *Stepper) SetState(st State) error {
 	}
 	if s.vel != nil {
 		s.vel = append(s.vel[:0], st.Velocity...)
+	}
+	if s.path != nil {
+		s.path = append(s.path[:0], st.Path...)
+		s.scale = st.Scale
 	}
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points

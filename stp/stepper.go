@@ -55,6 +55,9 @@ type Stepper struct {
 
 	iter   int
 	points int64
+	// scale is s_k of Settings.Adapt (1 without it) and path its p.
+	scale float64
+	path  []float64
 
 	p, v []float64
 	// dir draws the directions; weight holds their weights (Drawn.Weight).
@@ -84,7 +87,7 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 			return nil, fmt.Errorf("%w: x0[%d] = %v", ErrSettings, i, xi)
 		}
 	}
-	s := &Stepper{set: settings, n: n, x: append([]float64(nil), x0...), f: math.NaN()}
+	s := &Stepper{set: settings, n: n, x: append([]float64(nil), x0...), f: math.NaN(), scale: 1}
 	s.basis = settings.Basis
 	if s.basis == nil {
 		s.basis = Canonical(n)
@@ -127,6 +130,9 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 			s.hx = append([]float64(nil), x0...)
 		}
 		s.vel = make([]float64, n)
+	}
+	if settings.Adapt {
+		s.path = make([]float64, n)
 	}
 	s.src = settings.Src
 	if s.src == nil {
@@ -177,6 +183,9 @@ func (s *Stepper) F() float64 { return s.f }
 
 // Iter returns the number of completed iterations.
 func (s *Stepper) Iter() int { return s.iter }
+
+// Scale returns s_k of Settings.Adapt (1 without it).
+func (s *Stepper) Scale() float64 { return s.scale }
 
 // Points returns the number of points evaluated (values told).
 func (s *Stepper) Points() int64 { return s.points }
@@ -256,7 +265,7 @@ func (s *Stepper) Propose() (Batch, error) {
 		s.phase = phaseMain
 		for j := range s.dirs {
 			if s.set.Rule != FiniteDifference {
-				s.alpha[j] = s.stepSize(j, math.NaN())
+				s.alpha[j] = s.scale * s.stepSize(j, math.NaN())
 			}
 			add(s.point(j, 1, nil, nil), Plus, j)
 			add(s.point(j, -1, nil, nil), Minus, j)
