@@ -125,6 +125,9 @@ type Point struct {
 	// reached the threshold: the training episodes used by then.
 	ReachedAt int     `json:"threshold_reached_at,omitempty"`
 	StepSize  float64 `json:"step_size"`
+	// StepScale is the combined step's adapted scale of its step length
+	// (train's adapt-scale), 0 for a run without it.
+	StepScale float64 `json:"step_scale,omitempty"`
 	PEntropy  float64 `json:"p_entropy"`
 	NonFinite int     `json:"non_finite,omitempty"`
 	// Accepted is the point an STP iteration kept: "plus", "minus" or

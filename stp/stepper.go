@@ -265,7 +265,7 @@ func (s *Stepper) Propose() (Batch, error) {
 		s.phase = phaseMain
 		for j := range s.dirs {
 			if s.set.Rule != FiniteDifference {
-				s.alpha[j] = s.scale * s.stepSize(j, math.NaN())
+				s.alpha[j] = s.stepSize(j, math.NaN())
 			}
 			add(s.point(j, 1, nil, nil), Plus, j)
 			add(s.point(j, -1, nil, nil), Minus, j)

@@ -94,8 +94,8 @@ type STPSettings struct {
 	Lipschitz      Lipschitz `json:"lipschitz,omitempty"`
 	// Guide is the combined step's guide ("" reads as none).
 	Guide Guide `json:"guide,omitempty"`
-	// AdaptScale makes the combined step adapt the scale of its noise and
-	// step by the path of its steps (stp.Settings.Adapt).
+	// AdaptScale makes the combined step adapt its step's length by the
+	// path of its steps (stp.Settings.Adapt); the noise stays.
 	AdaptScale bool `json:"adapt_scale,omitempty"`
 }
 

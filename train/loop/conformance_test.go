@@ -78,7 +78,7 @@ func resumesBitForBit(t *testing.T, cfg train.Config) {
 
 // TestAdaptScaleResumesBitForBit: the combined step with an adaptive
 // scale (its path and scale in the checkpoint) resumes to the bit, and its
-// scale moves within the run (the reported step changes).
+// scale moves within the run (the curve's step_scale changes).
 func TestAdaptScaleResumesBitForBit(t *testing.T) {
 	cfg, err := train.Preset(train.PresetTuned, "stp", train.Combined, "Quad-v0")
 	if err != nil {
@@ -101,9 +101,9 @@ func TestAdaptScaleResumesBitForBit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		steps[it.StepSize] = true
+		steps[it.StepScale] = true
 	}
 	if len(steps) < 5 {
-		t.Errorf("%d distinct step sizes in 20 iterations, want the scale to move", len(steps))
+		t.Errorf("%d distinct step scales in 20 iterations, want the scale to move", len(steps))
 	}
 }
