@@ -245,9 +245,9 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 	}
 	if comb && s.AdaptScale != (r != nil && r.AdaptScale) {
 		if s.AdaptScale {
-			ps = append(ps, part{"adaptive length", "adapt"})
+			ps = append(ps, part{"adaptive scale", "adapt"})
 		} else {
-			ps = append(ps, part{"fixed length", "noadapt"})
+			ps = append(ps, part{"fixed scale", "noadapt"})
 		}
 	}
 	if r == nil {
