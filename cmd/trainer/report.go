@@ -21,7 +21,7 @@ func runPlot(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "curve.png", "output PNG (one file per env when the runs span several)")
 	success := fs.Bool("success", false, "plot the fraction of seeds that have reached the threshold against training episodes, one step line per method, instead of the reward curves")
 	profile := fs.Bool("profile", false, "plot the performance profiles of every method across the tasks (the fraction of runs above each normalized score, final evaluations solid and AUC dashed) into the one file -o, instead of the reward curves")
-	methods := fs.String("methods", "", "plot only these, comma-separated: default (the task's default), ars, cmaes, paper (the paper preset), or a method's label")
+	methods := fs.String("methods", "", "plot only these, comma-separated: default (the task's default), ars, cmaes, paper (the paper preset), a method's label, or its runs' directory name (stp-combined-m4-t2)")
 	runs, err := loadRuns(fs, args, stdout, stderr)
 	if err != nil {
 		return err
@@ -91,7 +91,8 @@ func defaultLabels(runs []report.Run) map[string]string {
 }
 
 // selectMethods keeps the runs of the methods named: default, ars, cmaes,
-// paper or a label.
+// paper, a label, or a variant (the runs' directory, "stp-combined-m4-t2":
+// a name without the commas a label may hold, for a list).
 func selectMethods(runs []report.Run, names []string, defaults map[string]string) ([]report.Run, error) {
 	var kept []report.Run
 	for _, r := range runs {
@@ -101,7 +102,7 @@ func selectMethods(runs []report.Run, names []string, defaults map[string]string
 				n == "ars" && r.Meta.Method == "ars",
 				n == "cmaes" && r.Meta.Method == "cmaes",
 				n == "paper" && strings.HasSuffix(r.Meta.Label, "paper preset"),
-				n == r.Meta.Label:
+				n == r.Meta.Label, n == r.Meta.Variant:
 				kept = append(kept, r)
 			default:
 				continue
@@ -110,18 +111,19 @@ func selectMethods(runs []report.Run, names []string, defaults map[string]string
 		}
 	}
 	if len(kept) == 0 {
-		return nil, usageError{fmt.Errorf("flag --methods: no run is of %s (default, ars, cmaes, paper or a label)", strings.Join(names, ", "))}
+		return nil, usageError{fmt.Errorf("flag --methods: no run is of %s (default, ars, cmaes, paper, a label or a run directory's name)", strings.Join(names, ", "))}
 	}
 	return kept, nil
 }
 
 // aggregateMethods maps --methods's names to the aggregate's methods
-// (report.MethodKey), which AggregateOptions.Methods keeps. It is not
+// (report.MethodKey), which AggregateOptions.Methods keeps; a run
+// directory's name (a variant) stands for its runs' method. It is not
 // selectMethods: the aggregate reads every run (its normalizers take ARS's
 // and each task's start evaluations) and leaves out rows, not runs, and its
 // "cmaes" is CMA-ES where it is not the task's default, which is row
 // "default" there.
-func aggregateMethods(list string) map[string]bool {
+func aggregateMethods(list string, runs []report.Run, defaults map[string]string) map[string]bool {
 	keep := map[string]bool{}
 	for _, m := range strings.Split(list, ",") {
 		switch m = strings.TrimSpace(m); m {
@@ -135,6 +137,12 @@ func aggregateMethods(list string) map[string]bool {
 		case "cmaes":
 			keep["CMA-ES"] = true
 		default:
+			for _, r := range runs {
+				if r.Meta.Variant == m {
+					m = report.MethodKey(r, defaults)
+					break
+				}
+			}
 			keep[m] = true
 		}
 	}
@@ -159,9 +167,9 @@ func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return usageError{errors.New("flag --methods applies to --aggregate only (trainer plot --methods selects the curves)")}
 	}
 	if *aggregate {
-		keep := aggregateMethods(*methods)
 		md, err := report.PerExperiment(runs, func(runs []report.Run) (string, error) {
-			return report.AggregateTable(runs, report.AggregateOptions{Default: defaultLabels(runs), Methods: keep})
+			defaults := defaultLabels(runs)
+			return report.AggregateTable(runs, report.AggregateOptions{Default: defaults, Methods: aggregateMethods(*methods, runs, defaults)})
 		})
 		if err != nil {
 			return err

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stpis/stpis/report"
 )
 
 // writeReportRuns writes run directories of Hopper-v1 under root: three ARS
@@ -141,5 +143,29 @@ func TestTableAggregateKeepsCMAES(t *testing.T) {
 	}
 	if code, out, _ := trainer(t, "table", dir, "--aggregate", "--methods", "default,ars"); code != 0 || strings.Contains(out, "| CMA-ES |") {
 		t.Errorf("--methods default,ars: exit %d, a CMA-ES row:\n%s", code, out)
+	}
+}
+
+// TestSelectMethodsByVariant: a label may hold commas, so a list names a
+// method by its runs' directory too, for the plots and the aggregate; a
+// name that matches no run is refused.
+func TestSelectMethodsByVariant(t *testing.T) {
+	var runs []report.Run
+	for _, v := range [][2]string{{"STP combined, m=4, top 2", "stp-combined-m4-t2"}, {"STP combined", "stp-combined"}, {"ARS V2-t", "ars"}} {
+		r := report.Run{}
+		r.Meta.Env, r.Meta.Label, r.Meta.Variant, r.Meta.Method = "HalfCheetah-v1", v[0], v[1], "stp"
+		runs = append(runs, r)
+	}
+	kept, err := selectMethods(runs, []string{"stp-combined-m4-t2", "STP combined"}, nil)
+	if err != nil || len(kept) != 2 || kept[0].Meta.Variant != "stp-combined-m4-t2" || kept[1].Meta.Variant != "stp-combined" {
+		t.Fatalf("kept %+v, err %v", kept, err)
+	}
+	if _, err := selectMethods(runs, []string{"stp-combined-m8"}, nil); err == nil || !strings.Contains(err.Error(), "directory") {
+		t.Errorf("err = %v, want one naming what --methods takes", err)
+	}
+	// The aggregate's rows are methods: a variant names its runs' method.
+	keep := aggregateMethods("stp-combined-m4-t2, ars", runs, nil)
+	if len(keep) != 2 || !keep["STP combined, m=4, top 2"] || !keep[report.MethodARS] {
+		t.Errorf("aggregate keeps %v", keep)
 	}
 }
