@@ -19,7 +19,7 @@ func adaptStepper(t *testing.T, n int, goal Goal, rate float64) *Stepper {
 
 // TestAdaptScale: on a linear f every step agrees with the last and the
 // scale grows; on pure noise the steps are independent and it stays near
-// 1; on a quadratic from far away it grows, then shrinks once the steps
+// 1, from the first step on; on a quadratic from far away it grows, then shrinks once the steps
 // overshoot the minimum. Without Adapt the scale is 1.
 func TestAdaptScale(t *testing.T) {
 	n := 20
@@ -47,6 +47,17 @@ func TestAdaptScale(t *testing.T) {
 	}
 	if !(lo > 0.4 && hi < 2.5) {
 		t.Errorf("pure noise: scale ranged over [%v, %v] in 300 iterations, want within [0.4, 2.5]", lo, hi)
+	}
+
+	// Early in a long path (n large, c small) |p|² is below 1 however the
+	// steps fall; the rule compares it with its mean then, so pure noise
+	// leaves s where it is (comparing with 1 would give 0.86 here).
+	big := adaptStepper(t, 2000, Maximize, 0.01)
+	for range 60 {
+		tell(t, big, func([]float64) float64 { return noise.NormFloat64() })
+	}
+	if got := big.Scale(); !(got > 0.97 && got < 1.03) {
+		t.Errorf("pure noise, n = 2000: scale %v after 60 iterations, want within [0.97, 1.03]", got)
 	}
 
 	q := newQuad(n, 1)

@@ -104,5 +104,9 @@ func (s *Stepper) adapt(g []float64) {
 		s.path[i] = (1-c)*s.path[i] + w*gi
 		sq += s.path[i] * s.path[i]
 	}
-	s.scale = min(max(s.scale*math.Exp(c/(2*d)*(sq-1)), MinScale), MaxScale)
+	// |p|² of independent steps is 1 − (1−c)^(2k) after k of them, not yet
+	// 1: comparing with 1 would shrink s for the first ~1/c steps (5% over
+	// HumanoidStandup's 62 iterations, c = 0.0017) with nothing measured.
+	s.pathE = (1-c)*(1-c)*s.pathE + c*(2-c)
+	s.scale = min(max(s.scale*math.Exp(c/(2*d)*(sq-s.pathE)), MinScale), MaxScale)
 }

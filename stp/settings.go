@@ -114,9 +114,10 @@ type Settings struct {
 	// Adapt, with Top > 0, multiplies Rate by a scale s_k (s_0 = 1) that
 	// follows the length of the steps' path, as CMA-ES's cumulative
 	// step-size adaptation sets its σ: after each step along g,
-	// p ← (1−c) p + √(c(2−c)) g/|g| and s ← s·exp(c/(2d)·(|p|² − 1)),
-	// c = (Top+2)/(n+Top+5), d = 1 + c. Steps drawn at random are
-	// independent, and |p|² is 1 on average: s stays. Consecutive steps
+	// p ← (1−c) p + √(c(2−c)) g/|g| and s ← s·exp(c/(2d)·(|p|² − e_k)),
+	// c = (Top+2)/(n+Top+5), d = 1 + c, e_k = 1 − (1−c)^(2k) after k
+	// steps. Steps drawn at random are independent, and |p|² is e_k on
+	// average: s stays. Consecutive steps
 	// that agree (a step too short for the slope it follows) lengthen the
 	// path and s grows; steps that turn back shorten it and s shrinks. The
 	// perturbation α_j, the radius of the differences, does not change. s

@@ -43,10 +43,11 @@ type State struct {
 	P, V []float64
 	// RNG is the random source's MarshalBinary output.
 	RNG []byte
-	// Scale and Path are Settings.Adapt's s_k and p (0 and nil in states
-	// written before it existed, and without it: s = 1).
+	// Scale, Path and PathE are Settings.Adapt's s_k, p and e_k (0, nil
+	// and 0 in states written before it existed, and without it: s = 1).
 	Scale float64
 	Path  []float64
+	PathE float64
 }
 
 // State returns the stepper's state. It fails between Propose and the Tell
@@ -85,6 +86,7 @@ func (s *Stepper) State() (State, error) {
 		RNG:        rng,
 		Scale:      s.scale,
 		Path:       slices.Clone(s.path),
+		PathE:      s.pathE,
 	}, nil
 }
 
@@ -109,6 +111,8 @@ func (s *Stepper) SetState(st State) error {
 		return fmt.Errorf("%w: a path of length %d, want %d with Adapt, none without", ErrState, len(st.Path), s.n)
 	case s.path != nil && !(st.Scale >= MinScale && st.Scale <= MaxScale):
 		return fmt.Errorf("%w: scale %v outside [%g, %g]", ErrState, st.Scale, float64(MinScale), float64(MaxScale))
+	case s.path != nil && !(st.PathE >= 0 && st.PathE <= 1):
+		return fmt.Errorf("%w: the path's mean square %v outside [0, 1]", ErrState, st.PathE)
 	}
 	if err := checkV(st.V, s.n); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
@@ -132,7 +136,7 @@ func (s *Stepper) SetState(st State) error {
 	}
 	if s.path != nil {
 		s.path = append(s.path[:0], st.Path...)
-		s.scale = st.Scale
+		s.scale, s.pathE = st.Scale, st.PathE
 	}
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points

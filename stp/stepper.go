@@ -55,9 +55,11 @@ type Stepper struct {
 
 	iter   int
 	points int64
-	// scale is s_k of Settings.Adapt (1 without it) and path its p.
+	// scale is s_k of Settings.Adapt (1 without it), path its p and pathE
+	// the mean |p|² of independent steps, 1 − (1−c)^(2k) after k.
 	scale float64
 	path  []float64
+	pathE float64
 
 	p, v []float64
 	// dir draws the directions; weight holds their weights (Drawn.Weight).
