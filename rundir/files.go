@@ -125,9 +125,6 @@ type Point struct {
 	// reached the threshold: the training episodes used by then.
 	ReachedAt int     `json:"threshold_reached_at,omitempty"`
 	StepSize  float64 `json:"step_size"`
-	// StepScale is the combined step's adapted scale of its step length
-	// (train's adapt-scale), 0 for a run without it.
-	StepScale float64 `json:"step_scale,omitempty"`
 	PEntropy  float64 `json:"p_entropy"`
 	NonFinite int     `json:"non_finite,omitempty"`
 	// Accepted is the point an STP iteration kept: "plus", "minus" or
@@ -193,7 +190,6 @@ type line struct {
 	EvalStd   *jfloat `json:"eval_std,omitempty"`
 	ReachedAt int     `json:"threshold_reached_at,omitempty"`
 	StepSize  jfloat  `json:"step_size"`
-	StepScale jfloat  `json:"step_scale,omitempty"`
 	PEntropy  jfloat  `json:"p_entropy"`
 	NonFinite int     `json:"non_finite,omitempty"`
 	Accepted  string  `json:"accepted,omitempty"`
@@ -212,7 +208,7 @@ type line struct {
 // MarshalJSON writes p as one curve line.
 func (p Point) MarshalJSON() ([]byte, error) {
 	l := line{Iter: &p.Iter, Episodes: &p.Episodes, EnvSteps: p.EnvSteps, Reward: jfloat(p.Reward), BestEval: jfloat(p.BestEval),
-		ReachedAt: p.ReachedAt, StepSize: jfloat(p.StepSize), StepScale: jfloat(p.StepScale), PEntropy: jfloat(p.PEntropy), NonFinite: p.NonFinite,
+		ReachedAt: p.ReachedAt, StepSize: jfloat(p.StepSize), PEntropy: jfloat(p.PEntropy), NonFinite: p.NonFinite,
 		Accepted: p.Accepted, Restarted: p.Restarted, BackedOff: p.BackedOff, Standing: p.Standing, ElapsedS: jfloat(p.ElapsedS), EpsPerS: jfloat(p.EpsPerS)}
 	if p.HasShifted {
 		v := jfloat(p.RewardShifted)
@@ -250,7 +246,7 @@ func (p *Point) UnmarshalJSON(b []byte) error {
 		return errNotPoint
 	}
 	*p = Point{EnvSteps: l.EnvSteps, Reward: float64(l.Reward), BestEval: float64(l.BestEval), ReachedAt: l.ReachedAt,
-		StepSize: float64(l.StepSize), StepScale: float64(l.StepScale), PEntropy: float64(l.PEntropy), NonFinite: l.NonFinite, Accepted: l.Accepted,
+		StepSize: float64(l.StepSize), PEntropy: float64(l.PEntropy), NonFinite: l.NonFinite, Accepted: l.Accepted,
 		Restarted: l.Restarted, BackedOff: l.BackedOff, Standing: l.Standing, ElapsedS: float64(l.ElapsedS), EpsPerS: float64(l.EpsPerS)}
 	if l.Shifted != nil {
 		p.HasShifted, p.RewardShifted = true, float64(*l.Shifted)

@@ -238,19 +238,3 @@ func readMeta(t *testing.T, path string) Meta {
 	}
 	return m
 }
-
-// TestPointStepScale: a curve line keeps the adaptive scale, and a line
-// without one (a run without adapt-scale) leaves the field out.
-func TestPointStepScale(t *testing.T) {
-	b, err := json.Marshal(Point{Iter: 3, Episodes: 48, StepSize: 0.3, StepScale: 1.25})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p Point
-	if err := json.Unmarshal(b, &p); err != nil || p.StepScale != 1.25 || p.StepSize != 0.3 {
-		t.Fatalf("%s read back as %+v (%v)", b, p, err)
-	}
-	if b, _ := json.Marshal(Point{Iter: 3, Episodes: 48}); strings.Contains(string(b), "step_scale") {
-		t.Errorf("a line without a scale writes one: %s", b)
-	}
-}

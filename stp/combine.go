@@ -49,10 +49,7 @@ func (s *Stepper) combine(values []float64) Outcome {
 		}
 	}
 	for i := range s.x {
-		s.x[i] += s.scale * s.set.Rate * g[i]
-	}
-	if s.path != nil {
-		s.adapt(g)
+		s.x[i] += s.set.Rate * g[i]
 	}
 	s.f = math.NaN()
 	s.iter++
@@ -77,36 +74,4 @@ func pairValues(roles []Role, dirOf []int, m int, values []float64) (plus, minus
 		}
 	}
 	return plus, minus
-}
-
-// MinScale and MaxScale bound the scale s_k of Settings.Adapt.
-const (
-	MinScale = 1e-3
-	MaxScale = 1e3
-)
-
-// adapt updates the path and the scale s_k after a step along g
-// (Settings.Adapt); a zero step leaves both.
-func (s *Stepper) adapt(g []float64) {
-	norm := 0.0
-	for _, gi := range g {
-		norm += gi * gi
-	}
-	if !(norm > 0) || math.IsInf(norm, 0) {
-		return
-	}
-	norm = math.Sqrt(norm)
-	c := float64(s.set.Top+2) / float64(s.n+s.set.Top+5)
-	d := 1 + c
-	w := math.Sqrt(c*(2-c)) / norm
-	sq := 0.0
-	for i, gi := range g {
-		s.path[i] = (1-c)*s.path[i] + w*gi
-		sq += s.path[i] * s.path[i]
-	}
-	// |p|² of independent steps is 1 − (1−c)^(2k) after k of them, not yet
-	// 1: comparing with 1 would shrink s for the first ~1/c steps (5% over
-	// HumanoidStandup's 62 iterations, c = 0.0017) with nothing measured.
-	s.pathE = (1-c)*(1-c)*s.pathE + c*(2-c)
-	s.scale = min(max(s.scale*math.Exp(c/(2*d)*(sq-s.pathE)), MinScale), MaxScale)
 }

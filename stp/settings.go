@@ -111,18 +111,6 @@ type Settings struct {
 	// Rate is the step length η of the Top combination. Required (> 0)
 	// when Top > 0.
 	Rate float64
-	// Adapt, with Top > 0, multiplies Rate by a scale s_k (s_0 = 1) that
-	// follows the length of the steps' path, as CMA-ES's cumulative
-	// step-size adaptation sets its σ: after each step along g,
-	// p ← (1−c) p + √(c(2−c)) g/|g| and s ← s·exp(c/(2d)·(|p|² − e_k)),
-	// c = (Top+2)/(n+Top+5), d = 1 + c, e_k = 1 − (1−c)^(2k) after k
-	// steps. Steps drawn at random are independent, and |p|² is e_k on
-	// average: s stays. Consecutive steps
-	// that agree (a step too short for the slope it follows) lengthen the
-	// path and s grows; steps that turn back shorten it and s shrinks. The
-	// perturbation α_j, the radius of the differences, does not change. s
-	// stays in [MinScale, MaxScale]. Default false: s = 1.
-	Adapt bool
 
 	// Remeasure re-measures f(x_k) every iteration (a Center point in each
 	// iteration's batch). With a noisy f this makes the three-point
@@ -187,9 +175,6 @@ func checkSettings(set *Settings) error {
 		case set.Rule != Decaying && set.Rule != Fixed:
 			return fmt.Errorf("%w: Top > 0 needs the Decaying or Fixed rule, not %v", ErrSettings, set.Rule)
 		}
-	}
-	if set.Adapt && set.Top == 0 {
-		return fmt.Errorf("%w: Adapt needs Top > 0 (it scales the combined step)", ErrSettings)
 	}
 	return nil
 }

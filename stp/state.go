@@ -43,11 +43,6 @@ type State struct {
 	P, V []float64
 	// RNG is the random source's MarshalBinary output.
 	RNG []byte
-	// Scale, Path and PathE are Settings.Adapt's s_k, p and e_k (0, nil
-	// and 0 in states written before it existed, and without it: s = 1).
-	Scale float64
-	Path  []float64
-	PathE float64
 }
 
 // State returns the stepper's state. It fails between Propose and the Tell
@@ -84,9 +79,6 @@ func (s *Stepper) State() (State, error) {
 		P:          append([]float64(nil), s.p...),
 		V:          append([]float64(nil), s.v...),
 		RNG:        rng,
-		Scale:      s.scale,
-		Path:       slices.Clone(s.path),
-		PathE:      s.pathE,
 	}, nil
 }
 
@@ -107,12 +99,6 @@ func (s *Stepper) SetState(st State) error {
 			st.Goal, st.Rule, st.Mixing, st.Momentum, max(st.Directions, 1), st.Top, s.set.Goal, s.set.Rule, s.set.Mixing, s.set.Momentum, s.m, s.set.Top)
 	case (s.hx != nil) != (len(st.Anchor) == s.n) || (s.vel != nil) != (len(st.Velocity) == s.n):
 		return fmt.Errorf("%w: momentum state of lengths %d, %d, want %d each with momentum (velocity only with Top), none without", ErrState, len(st.Anchor), len(st.Velocity), s.n)
-	case (s.path != nil) != (len(st.Path) == s.n):
-		return fmt.Errorf("%w: a path of length %d, want %d with Adapt, none without", ErrState, len(st.Path), s.n)
-	case s.path != nil && !(st.Scale >= MinScale && st.Scale <= MaxScale):
-		return fmt.Errorf("%w: scale %v outside [%g, %g]", ErrState, st.Scale, float64(MinScale), float64(MaxScale))
-	case s.path != nil && !(st.PathE >= 0 && st.PathE <= 1):
-		return fmt.Errorf("%w: the path's mean square %v outside [0, 1]", ErrState, st.PathE)
 	}
 	if err := checkV(st.V, s.n); err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
@@ -133,10 +119,6 @@ func (s *Stepper) SetState(st State) error {
 	}
 	if s.vel != nil {
 		s.vel = append(s.vel[:0], st.Velocity...)
-	}
-	if s.path != nil {
-		s.path = append(s.path[:0], st.Path...)
-		s.scale, s.pathE = st.Scale, st.PathE
 	}
 	s.f, s.fKnown = st.F, st.FKnown
 	s.iter, s.points = st.Iter, st.Points

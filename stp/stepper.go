@@ -55,11 +55,6 @@ type Stepper struct {
 
 	iter   int
 	points int64
-	// scale is s_k of Settings.Adapt (1 without it), path its p and pathE
-	// the mean |p|² of independent steps, 1 − (1−c)^(2k) after k.
-	scale float64
-	path  []float64
-	pathE float64
 
 	p, v []float64
 	// dir draws the directions; weight holds their weights (Drawn.Weight).
@@ -89,7 +84,7 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 			return nil, fmt.Errorf("%w: x0[%d] = %v", ErrSettings, i, xi)
 		}
 	}
-	s := &Stepper{set: settings, n: n, x: append([]float64(nil), x0...), f: math.NaN(), scale: 1}
+	s := &Stepper{set: settings, n: n, x: append([]float64(nil), x0...), f: math.NaN()}
 	s.basis = settings.Basis
 	if s.basis == nil {
 		s.basis = Canonical(n)
@@ -132,9 +127,6 @@ func NewStepper(x0 []float64, settings Settings) (*Stepper, error) {
 			s.hx = append([]float64(nil), x0...)
 		}
 		s.vel = make([]float64, n)
-	}
-	if settings.Adapt {
-		s.path = make([]float64, n)
 	}
 	s.src = settings.Src
 	if s.src == nil {
@@ -185,9 +177,6 @@ func (s *Stepper) F() float64 { return s.f }
 
 // Iter returns the number of completed iterations.
 func (s *Stepper) Iter() int { return s.iter }
-
-// Scale returns s_k of Settings.Adapt (1 without it).
-func (s *Stepper) Scale() float64 { return s.scale }
 
 // Points returns the number of points evaluated (values told).
 func (s *Stepper) Points() int64 { return s.points }

@@ -102,9 +102,6 @@ type Outcome struct {
 	// Step is the step size of the iteration, PEntropy the entropy of the
 	// sampling probabilities (0 when there are none).
 	Step, PEntropy float64
-	// Scale is the combined step's adapted scale of its step length
-	// (adapt-scale), 0 for an optimizer without it.
-	Scale float64
 }
 
 // NewOptimizer builds the optimizer of cfg at x0.

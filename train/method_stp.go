@@ -94,9 +94,6 @@ type STPSettings struct {
 	Lipschitz      Lipschitz `json:"lipschitz,omitempty"`
 	// Guide is the combined step's guide ("" reads as none).
 	Guide Guide `json:"guide,omitempty"`
-	// AdaptScale makes the combined step adapt its step's length by the
-	// path of its steps (stp.Settings.Adapt); the noise stays.
-	AdaptScale bool `json:"adapt_scale,omitempty"`
 }
 
 // guided says the settings guide the directions.
@@ -135,8 +132,6 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("noise", "%v exceeds the limit %g", s.Noise, float64(maxRate))
 	case !comb && s.Noise != 0:
 		return bad("noise", "%v needs --step combined", s.Noise)
-	case !comb && s.AdaptScale:
-		return bad("adapt-scale", "needs --step combined")
 	case s.Guide != "" && s.Guide != NoGuide && s.Guide != GradientSum:
 		return bad("guide", "%q is not one of none, gradient-sum", s.Guide)
 	case s.guided() && !comb:
@@ -195,7 +190,6 @@ func (s *STPSettings) keys() []key {
 		ks = append(ks,
 			intKey("top", "the number of an iteration's directions combined into its step", "", func(c *Config) *int { return &st(c).Top }),
 			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }))
-		ks = append(ks, boolKey("adapt-scale", func(c *Config) *bool { return &st(c).AdaptScale }))
 		if !s.IS {
 			ks = append(ks, guideKey(func(c *Config) *Guide { return &st(c).Guide }))
 		}
@@ -242,13 +236,6 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 	// (and a results row) with an unguided one, whatever the preset says.
 	if s.guided() {
 		ps = append(ps, part{"guided by the " + strings.ReplaceAll(string(s.Guide), "-", " "), "guided"})
-	}
-	if comb && s.AdaptScale != (r != nil && r.AdaptScale) {
-		if s.AdaptScale {
-			ps = append(ps, part{"adaptive scale", "adapt"})
-		} else {
-			ps = append(ps, part{"fixed scale", "noadapt"})
-		}
 	}
 	if r == nil {
 		return ps
@@ -297,7 +284,6 @@ func (s *STPSettings) newOptimizer(p Problem, x0 []float64) (Optimizer, error) {
 		// about α√n/√b: Rate is α/√b in ARS's terms).
 		set.Epsilon = s.Noise * float64(n) * math.Sqrt(float64(n))
 		set.Rate = s.Rate * math.Sqrt(float64(n)) * math.Sqrt(float64(s.Top))
-		set.Adapt = s.AdaptScale
 	}
 	o.seed = mix(p.Seed, 0xd1a9)
 	if s.guided() {

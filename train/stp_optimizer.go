@@ -170,9 +170,6 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 		return Outcome{}, errors.New("train: the step rule needs more than one batch per iteration")
 	}
 	res := Outcome{Kept: out.Point, Accepted: out.Accepted.String(), Step: o.batch.Alpha}
-	if o.set.AdaptScale {
-		res.Scale = o.stepper.Scale()
-	}
 	if o.sur != nil {
 		if err := o.refresh(); err != nil {
 			return Outcome{}, err

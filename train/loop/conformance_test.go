@@ -75,35 +75,3 @@ func resumesBitForBit(t *testing.T, cfg train.Config) {
 	}
 	continuesAs(t, a, qa, roundTrip(t, b), qb, 10, 30)
 }
-
-// TestAdaptScaleResumesBitForBit: the combined step with an adaptive
-// scale (its path and scale in the checkpoint) resumes to the bit, and its
-// scale moves within the run (the curve's step_scale changes).
-func TestAdaptScaleResumesBitForBit(t *testing.T) {
-	cfg, err := train.Preset(train.PresetTuned, "stp", train.Combined, "Quad-v0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cfg.Set("adapt-scale", "true"); err != nil {
-		t.Fatal(err)
-	}
-	cfg.Problem.Seed, cfg.Problem.Shift = 3, 0.5
-	cfg.Limits = train.Limits{MaxEpisodes: 100000, EvalEvery: 4, EvalEpisodes: 3}
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	resumesBitForBit(t, cfg)
-	l, _ := New(cfg, testInfo)
-	q := &quadRoller{target: testTarget}
-	steps := map[float64]bool{}
-	for range 20 {
-		it, err := l.Iterate(context.Background(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		steps[it.StepScale] = true
-	}
-	if len(steps) < 5 {
-		t.Errorf("%d distinct step scales in 20 iterations, want the scale to move", len(steps))
-	}
-}

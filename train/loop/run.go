@@ -289,7 +289,7 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	if r.Shift() != 0 && !math.IsNaN(shiftedReward) && !math.IsInf(shiftedReward, 0) {
 		pt.HasShifted, pt.RewardShifted = true, shiftedReward
 	}
-	pt.StepSize, pt.StepScale, pt.PEntropy, pt.Accepted = out.Step, out.Scale, out.PEntropy, out.Accepted
+	pt.StepSize, pt.PEntropy, pt.Accepted = out.Step, out.PEntropy, out.Accepted
 	r.norm = pending
 	r.c.Iter++
 	if r.evalDue(start) || r.Done() {

@@ -19,8 +19,7 @@ func guidedConfig() train.Config {
 	c.Problem.Seed, c.Problem.Shift, c.Problem.K = 3, 0.5, 1
 	c.Limits = train.Limits{MaxEpisodes: 5000, EvalEvery: 4, EvalEpisodes: 3}
 	s := st(c)
-	// Hopper's guided step, whose length is fixed (the fallback's adapts).
-	s.Guide, s.Directions, s.Top, s.AdaptScale = train.GradientSum, 4, 2, false
+	s.Guide, s.Directions, s.Top = train.GradientSum, 4, 2
 	return c
 }
 
