@@ -154,7 +154,7 @@ func runTable(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := newFlagSet("trainer table")
 	paper := fs.Bool("paper", false, "add the paper's published figures beside ours")
 	summary := fs.Bool("summary", false, "one row per task and method: seeds that reached the threshold, the Kaplan-Meier median of the episodes to it (a seed that never reached it censored at the episodes it ran) with a 95% bootstrap interval, the median over the seeds that reached it, the log-rank p-value against the task's ARS row, median best and final evaluations, the Mann-Whitney p-value of the final evaluations against ARS's")
-	methods := fs.String("methods", "", "with --aggregate: only these methods, comma-separated: default (each task's default), ars, cmaes (CMA-ES where it is not the default), paper (the paper preset), or a method's label")
+	methods := fs.String("methods", "", "with --aggregate: only these methods, comma-separated: default (each task's default), ars, cmaes (CMA-ES where it is not the default), paper (the paper preset), a method's label, or its runs' directory name")
 	aggregate := fs.Bool("aggregate", false, "across the tasks, per method (each task's default as one method, ARS as another): normalized scores (0 the start evaluation, 1 the threshold, or ARS's median final where a task has none), their interquartile mean on final evaluations and on the area under the curve, and the probability of improvement over ARS and between peers, with 95% stratified bootstrap intervals (rliable's statistics)")
 	runs, err := loadRuns(fs, args, stdout, stderr)
 	if err != nil {
