@@ -5,9 +5,10 @@ CMA-ES (its defaults but σ0: the population 4 + ⌊3 ln n⌋ and its own weight
 a linear policy on raw observations (as Swimmer's runs are) or, with
 `--normalize`, on observations normalized as ARS does (a running mean and
 std of every training state, frozen for a generation, a feature whose std is
-under 1e-7 left out: the bridge's rule), one episode a point, and an evaluation of the distribution's mean (10 episodes) after each
-generation that crosses a multiple of 40 training episodes, the trainer's
-spacing. It prints one JSON line per evaluation and a last line with the
+under 1e-7 left out: the bridge's rule), one episode a point, and an
+evaluation of the distribution's mean (10 episodes) after each generation
+that crosses a multiple of 40 training episodes, the trainer's spacing
+(`--stop`: the run stops at the first past the threshold). It prints one JSON line per evaluation and a last line with the
 episodes to the threshold. pycma is not a dependency of the project; install
 it apart from the venv:
 
@@ -57,8 +58,13 @@ class Normalizer:
         return self.mean.copy(), np.sqrt(var)
 
 
-def effective(w: np.ndarray, norm: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
-    """The weights and bias acting on raw observations: W·((o − μ)/s), features with s < 1e-7 left out."""
+def effective(
+    w: np.ndarray, norm: tuple[np.ndarray, np.ndarray] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The weights and bias acting on raw observations, W·((o − μ)/s).
+
+    Features with s < 1e-7 are left out, as the bridge does.
+    """
     if norm is None:
         return w, np.zeros(w.shape[0])
     mu, sd = norm
@@ -102,18 +108,17 @@ def main() -> None:
     ap.add_argument("--threshold", type=float, default=325.0)
     ap.add_argument("--shift", type=float, default=0.0, help="alive bonus per training step")
     ap.add_argument("--normalize", action="store_true", help="ARS's observation normalizer")
-    ap.add_argument("--stop", action="store_true", help="stop at the first evaluation past the threshold")
-    ap.add_argument("--popsize", type=int, default=0, help="λ (0: pycma's default)")
-    ap.add_argument("--active", type=int, default=1, help="pycma's CMA_active (1: its default)")
+    ap.add_argument(
+        "--stop", action="store_true", help="stop at the first evaluation past the threshold"
+    )
     args = ap.parse_args()
 
     env = gym.make(args.env)
     n_obs = env.observation_space.shape[0]  # type: ignore[index]
     n_act = env.action_space.shape[0]  # type: ignore[index]
-    opts: dict[str, object] = {"seed": args.seed, "verbose": -9, "CMA_active": bool(args.active)}
-    if args.popsize:
-        opts["popsize"] = args.popsize
-    es = cma.CMAEvolutionStrategy(np.zeros(n_obs * n_act), args.sigma, opts)
+    es = cma.CMAEvolutionStrategy(
+        np.zeros(n_obs * n_act), args.sigma, {"seed": args.seed, "verbose": -9}
+    )
     normalizer = Normalizer(n_obs) if args.normalize else None
     rng = np.random.default_rng(args.seed)
     used, next_eval, reached = 0, 40, None
