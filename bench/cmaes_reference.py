@@ -8,8 +8,9 @@ std of every training state, frozen for a generation, a feature whose std is
 under 1e-7 left out: the bridge's rule), one episode a point, and an
 evaluation of the distribution's mean (10 episodes) after each generation
 that crosses a multiple of 40 training episodes, the trainer's spacing
-(`--stop`: the run stops at the first past the threshold). It prints one JSON line per evaluation and a last line with the
-episodes to the threshold. pycma is not a dependency of the project; install
+(`--stop`: the run stops at the first past the threshold). It prints one
+JSON line per evaluation and a last line with the episodes to the
+threshold. pycma is not a dependency of the project; install
 it apart from the venv:
 
     .venv/bin/python -m pip install --target /tmp/pycma cma
