@@ -61,7 +61,7 @@ func (o *Optimizer) UnmarshalBinary(data []byte) error {
 	if err := pcg.UnmarshalBinary(st.PCG); err != nil {
 		return fmt.Errorf("cmaes: restore: %w", err)
 	}
-	*o = Optimizer{s: st.Settings, p: newParams(n, st.Settings.lambda(n), st.Settings.Active), mean: st.Mean, sigma: st.Sigma,
+	*o = Optimizer{s: st.Settings, p: newParams(n, st.Settings.lambda(n)), mean: st.Mean, sigma: st.Sigma,
 		c: mat.NewSymDense(n, st.C), b: mat.NewDense(n, n, st.B), d: st.D, pc: st.PC, ps: st.PS,
 		gen: st.Gen, eigen: st.Eigen, pcg: pcg, rng: rand.New(pcg)}
 	return nil

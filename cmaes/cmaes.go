@@ -27,10 +27,6 @@ type Settings struct {
 	Population int `json:"population"`
 	// Seed seeds the PCG stream that draws the samples.
 	Seed uint64 `json:"seed"`
-	// Active adds the tutorial's negative weights: the worse half of a
-	// generation shrinks C along its directions (active CMA, pycma's
-	// default).
-	Active bool `json:"active,omitempty"`
 }
 
 // DefaultPopulation is Hansen's λ for dimension n.
@@ -78,20 +74,16 @@ func (s Settings) check(n int) error {
 // params are the strategy's constants for n and λ (the tutorial's
 // defaults).
 type params struct {
-	n, lam, mu int
-	w          []float64
-	muEff      float64
-	// wneg are the weights of ranks μ+1..λ with active CMA (≤ 0), nil
-	// without; wsum is the sum of every weight C's update takes.
-	wneg                []float64
-	wsum                float64
+	n, lam, mu          int
+	w                   []float64
+	muEff               float64
 	cc, cs, c1, cmu, ds float64
 	chiN                float64
 	eigenEvery          int
 }
 
-func newParams(n, lam int, active bool) params {
-	p := params{n: n, lam: lam, mu: lam / 2, wsum: 1}
+func newParams(n, lam int) params {
+	p := params{n: n, lam: lam, mu: lam / 2}
 	p.w = make([]float64, p.mu)
 	var sum, sq float64
 	for i := range p.w {
@@ -109,25 +101,6 @@ func newParams(n, lam int, active bool) params {
 	p.c1 = 2 / ((nf+1.3)*(nf+1.3) + p.muEff)
 	p.cmu = math.Min(1-p.c1, 2*(p.muEff-2+1/p.muEff)/((nf+2)*(nf+2)+p.muEff))
 	p.ds = 1 + 2*math.Max(0, math.Sqrt((p.muEff-1)/(nf+1))-1) + p.cs
-	if active && lam > p.mu {
-		// The tutorial's (53): w'_i for i > μ, scaled to sum to
-		// −min(α_μ⁻, α_μeff⁻, α_posdef⁻).
-		p.wneg = make([]float64, lam-p.mu)
-		var neg, negSq float64
-		for i := range p.wneg {
-			p.wneg[i] = math.Log(float64(lam+1)/2) - math.Log(float64(p.mu+i+1))
-			neg += p.wneg[i]
-			negSq += p.wneg[i] * p.wneg[i]
-		}
-		if neg < 0 {
-			muEffNeg := neg * neg / negSq
-			alpha := math.Min(1+p.c1/p.cmu, math.Min(1+2*muEffNeg/(p.muEff+2), (1-p.c1-p.cmu)/(nf*p.cmu)))
-			for i := range p.wneg {
-				p.wneg[i] *= alpha / -neg
-			}
-			p.wsum = 1 - alpha
-		}
-	}
 	p.chiN = math.Sqrt(nf) * (1 - 1/(4*nf) + 1/(21*nf*nf))
 	// The tutorial's lazy eigendecomposition: once C has moved by about a
 	// tenth of a learning rate's worth per coordinate.
@@ -168,7 +141,7 @@ func New(x0 []float64, s Settings) (*Optimizer, error) {
 			return nil, fmt.Errorf("cmaes: x0[%d] is %v", i, v)
 		}
 	}
-	o := &Optimizer{s: s, p: newParams(n, s.lambda(n), s.Active), mean: slices.Clone(x0), sigma: s.Sigma,
+	o := &Optimizer{s: s, p: newParams(n, s.lambda(n)), mean: slices.Clone(x0), sigma: s.Sigma,
 		c: mat.NewSymDense(n, nil), b: mat.NewDense(n, n, nil), d: make([]float64, n),
 		pc: make([]float64, n), ps: make([]float64, n)}
 	for i := range n {
@@ -274,7 +247,6 @@ func (o *Optimizer) Tell(values []float64) error {
 	})
 	n := p.n
 	ys := make([][]float64, p.mu)
-	ws := slices.Clone(p.w)
 	yw := make([]float64, n)
 	zw := make([]float64, n)
 	for i := range p.mu {
@@ -307,23 +279,12 @@ func (o *Optimizer) Tell(values []float64) error {
 	for j := range n {
 		o.pc[j] = (1-p.cc)*o.pc[j] + hs*ac*yw[j]
 	}
-	// Active CMA's negative weights act on y_k rescaled to length √n in
-	// C's metric: w_k·n/|C^{-1/2}y_k|² = w_k·n/|z_k|².
-	for i, w := range p.wneg {
-		k := rank[p.mu+i]
-		var zz float64
-		for _, v := range o.z[k] {
-			zz += v * v
-		}
-		ys = append(ys, o.y[k])
-		ws = append(ws, w*float64(n)/zz)
-	}
-	keep := 1 - p.c1 - p.cmu*p.wsum + (1-hs)*p.c1*p.cc*(2-p.cc)
+	keep := 1 - p.c1 - p.cmu + (1-hs)*p.c1*p.cc*(2-p.cc)
 	for i := range n {
 		for j := i; j < n; j++ {
 			v := keep*o.c.At(i, j) + p.c1*o.pc[i]*o.pc[j]
 			for k, y := range ys {
-				v += p.cmu * ws[k] * y[i] * y[j]
+				v += p.cmu * p.w[k] * y[i] * y[j]
 			}
 			o.c.SetSym(i, j, v)
 		}

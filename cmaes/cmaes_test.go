@@ -2,7 +2,6 @@ package cmaes
 
 import (
 	"cmp"
-	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -85,15 +84,9 @@ func TestSameSeedSameRun(t *testing.T) {
 
 // A restored optimizer continues bit for bit (the replay of its values).
 func TestCheckpointResumesBitForBit(t *testing.T) {
-	for _, active := range []bool{false, true} {
-		t.Run(fmt.Sprintf("active=%v", active), func(t *testing.T) { checkpointResumes(t, active) })
-	}
-}
-
-func checkpointResumes(t *testing.T, active bool) {
 	f := quad([]float64{0.5, -0.25, 2, 1})
 	x0 := []float64{0.1, 0.2, 0.3, 0.4}
-	s := Settings{Sigma: 0.2, Seed: 3, Active: active}
+	s := Settings{Sigma: 0.2, Seed: 3}
 	straight, _ := New(x0, s)
 	stopped, _ := New(x0, s)
 	for range 7 {
@@ -246,51 +239,4 @@ func TestMoveToStartsAfresh(t *testing.T) {
 			t.Errorf("a sample %v far from the new start", p)
 		}
 	}
-}
-
-// Active CMA: the worse half's weights are ≤ 0 and sum to −α (the
-// tutorial's (53)), and on an ill-conditioned ellipsoid C learns its axes
-// in fewer generations than with the best half alone.
-func TestActiveLearnsTheShapeSooner(t *testing.T) {
-	p := newParams(10, 12, true)
-	var neg float64
-	for _, w := range p.wneg {
-		if w > 0 {
-			t.Fatalf("negative weights %v: want each ≤ 0", p.wneg)
-		}
-		neg += w
-	}
-	if len(p.wneg) != 6 || math.Abs(neg+(1-p.wsum)) > 1e-12 || !(neg < 0) {
-		t.Fatalf("%d negative weights summing to %g, wsum %g: want 6 summing to wsum − 1 < 0", len(p.wneg), neg, p.wsum)
-	}
-	n := 10
-	ell := func(x []float64) float64 {
-		var s float64
-		for i, v := range x {
-			s += math.Pow(1e4, float64(i)/float64(n-1)) * (v - 1) * (v - 1)
-		}
-		return -s
-	}
-	gens := func(active bool) (total int) {
-		for seed := range uint64(4) {
-			o, err := New(make([]float64, n), Settings{Sigma: 1, Seed: seed + 1, Active: active})
-			if err != nil {
-				t.Fatal(err)
-			}
-			g := 0
-			for ell(o.X()) < -1e-8 {
-				if g++; g > 3000 {
-					t.Fatalf("active %v seed %d: no convergence in 3000 generations", active, seed+1)
-				}
-				generation(t, o, ell)
-			}
-			total += g
-		}
-		return total
-	}
-	passive, active := gens(false), gens(true)
-	if active >= passive {
-		t.Errorf("generations to 1e-8 over 4 seeds: active %d, passive %d; want active fewer", active, passive)
-	}
-	t.Logf("generations to 1e-8 over 4 seeds: active %d, passive %d", active, passive)
 }

@@ -13,7 +13,6 @@ import (
 type CMAESSettings struct {
 	Sigma      float64 `json:"sigma"`
 	Population int     `json:"population"`
-	Active     bool    `json:"active,omitempty"`
 }
 
 // Name is "cmaes".
@@ -35,7 +34,6 @@ func (s *CMAESSettings) keys() []key {
 	return []key{
 		floatKey("sigma", "", "", func(c *Config) *float64 { return &c.Method.(*CMAESSettings).Sigma }),
 		intKey("population", "", "", func(c *Config) *int { return &c.Method.(*CMAESSettings).Population }),
-		boolKey("active", func(c *Config) *bool { return &c.Method.(*CMAESSettings).Active }),
 	}
 }
 
@@ -53,13 +51,6 @@ func (s *CMAESSettings) parts(p Problem, ref Method) []part {
 	if s.Population != r.Population {
 		ps = append(ps, part{fmt.Sprintf("population %d", s.Population), fmt.Sprintf("pop%d", s.Population)})
 	}
-	if s.Active != r.Active {
-		p := part{"active", "active"}
-		if !s.Active {
-			p = part{"no active weights", "noactive"}
-		}
-		ps = append(ps, p)
-	}
 	if s.Sigma != r.Sigma {
 		ps = append(ps, part{fmt.Sprintf("σ0 %g", s.Sigma), fmt.Sprintf("sigma%g", s.Sigma)})
 	}
@@ -70,7 +61,7 @@ func (s *CMAESSettings) newOptimizer(p Problem, x0 []float64) (Optimizer, error)
 	if len(x0) > cmaes.MaxDim {
 		return nil, bad("method", "cmaes keeps a full covariance for at most %d policy parameters; %s's linear policy has %d (use stp or ars)", cmaes.MaxDim, p.Env, len(x0))
 	}
-	o, err := cmaes.New(x0, cmaes.Settings{Sigma: s.Sigma, Population: s.Population, Seed: p.Seed, Active: s.Active})
+	o, err := cmaes.New(x0, cmaes.Settings{Sigma: s.Sigma, Population: s.Population, Seed: p.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("cmaes: %w", err)
 	}

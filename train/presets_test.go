@@ -141,7 +141,6 @@ func TestRunNames(t *testing.T) {
 		{"Swimmer-v1", "", "", nil, "CMA-ES", "cmaes"},
 		{"Swimmer-v1", "", "", map[string]string{"sigma": "0.3", "population": "20"}, "CMA-ES, population 20, σ0 0.3", "cmaes-pop20-sigma0.3"},
 		{"Hopper-v1", "cmaes", "", map[string]string{"k": "2"}, "CMA-ES, K=2", "cmaes-k2"},
-		{"Hopper-v1", "cmaes", "", map[string]string{"active": "true"}, "CMA-ES, active", "cmaes-active"},
 		{"Hopper-v1", "", "", map[string]string{"guard": "0.5"}, "STP combined, guided by the gradient sum, guard 0.5", "stp-combined-guided-g0.5"},
 		{"Swimmer-v1", "stp", Adaptive, map[string]string{"rate": "1"}, "STP adaptive, K=1, m=8, rate 1", "stp-adaptive-k1-m8-r1"},
 	} {
