@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
+// state is what a checkpoint holds: the optimizer between generations.
 type state struct {
 	Settings Settings  `json:"settings"`
 	Mean     []float64 `json:"mean"`
