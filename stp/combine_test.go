@@ -250,3 +250,46 @@ func TestOrthogonalBasis(t *testing.T) {
 		t.Fatalf("n=0: err = %v, want ErrDimension", err)
 	}
 }
+
+// TestCombineRanks checks that with Ranks the step depends on the order of
+// the values only: a strictly increasing transform of f (here one that
+// makes a single value dwarf the others, as a fall does) gives the same
+// step, which it does not without Ranks; and that the ranks of tied
+// values are their mean rank.
+func TestCombineRanks(t *testing.T) {
+	n := 8
+	c := []float64{3, -1, 0.5, 2, -4, 1, 0.2, -2}
+	lin := func(x []float64) float64 {
+		var s float64
+		for i := range x {
+			s += c[i] * x[i]
+		}
+		return s
+	}
+	warp := func(x []float64) float64 { v := lin(x); return math.Exp(3 * v) }
+	step := func(ranks bool, f func([]float64) float64) []float64 {
+		s, err := NewStepper(make([]float64, n), Settings{Goal: Maximize, Rule: Fixed, Epsilon: 0.6, Directions: 6, Top: 3, Rate: 0.1, Ranks: ranks, Seed: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tell(t, s, f)
+		return s.X()
+	}
+	if a, b := step(true, lin), step(true, warp); !near(a, b, 1e-12) {
+		t.Fatalf("ranked steps differ under a monotone transform: %v against %v", a, b)
+	}
+	if a, b := step(false, lin), step(false, warp); near(a, b, 1e-3) {
+		t.Fatalf("raw steps agree under the transform (%v): the test cannot tell ranks from values", a)
+	}
+	plus, minus := []float64{5, 2, 9}, []float64{2, 7, 1}
+	rankValues(plus, minus, []int{0, 1, 2})
+	if want := []float64{4, 2.5, 6}; !near(plus, want, 0) {
+		t.Fatalf("ranks of plus %v, want %v", plus, want)
+	}
+	if want := []float64{2.5, 5, 1}; !near(minus, want, 0) {
+		t.Fatalf("ranks of minus %v, want %v", minus, want)
+	}
+	if _, err := NewStepper(make([]float64, n), Settings{Ranks: true, Seed: 1}); !errors.Is(err, ErrSettings) {
+		t.Fatalf("Ranks without Top: err %v, want ErrSettings", err)
+	}
+}
