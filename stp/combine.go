@@ -22,9 +22,6 @@ func (s *Stepper) combine(values []float64) Outcome {
 			order = append(order, j)
 		}
 	}
-	if s.set.Ranks {
-		rankValues(plus, minus, order)
-	}
 	score := func(j int) float64 { return math.Max(sg*plus[j], sg*minus[j]) }
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
 	top := order[:min(s.set.Top, len(order))]
@@ -58,31 +55,6 @@ func (s *Stepper) combine(values []float64) Outcome {
 	s.iter++
 	s.drawn = false
 	return Outcome{Completed: true, Accepted: Combined, Point: -1, F: s.f}
-}
-
-// rankValues replaces plus[j] and minus[j], for the directions j in
-// order, by their ranks 1..2·len(order) among those values, ties given
-// their mean rank.
-func rankValues(plus, minus []float64, order []int) {
-	type item struct {
-		v   float64
-		ref *float64
-	}
-	items := make([]item, 0, 2*len(order))
-	for _, j := range order {
-		items = append(items, item{plus[j], &plus[j]}, item{minus[j], &minus[j]})
-	}
-	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(a.v, b.v) })
-	for i := 0; i < len(items); {
-		k := i
-		for k < len(items) && items[k].v == items[i].v {
-			k++
-		}
-		r := float64(i+k+1) / 2 // the mean of ranks i+1..k
-		for ; i < k; i++ {
-			*items[i].ref = r
-		}
-	}
 }
 
 // pairValues returns, for each of m directions, the values of its x+ and

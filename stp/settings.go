@@ -108,13 +108,6 @@ type Settings struct {
 	// comes from the step rule (Decaying or Fixed). Top must be ≤ M.
 	// Default 0: the best of x_k and the 2M points, the paper's choice.
 	Top int
-	// Ranks, with Top, replaces each of the iteration's 2M values by its
-	// rank among them (ties share their mean rank) before the Top best are
-	// combined: fitness shaping, as natural evolution strategies and
-	// OpenAI's ES use it, so that one far-off value (a robot that falls)
-	// does not set the step's scale and swamp the other directions'
-	// differences. The Top kept are the same either way.
-	Ranks bool
 	// Rate is the step length η of the Top combination. Required (> 0)
 	// when Top > 0.
 	Rate float64
@@ -174,9 +167,6 @@ func checkSettings(set *Settings) error {
 	}
 	if set.Top < 0 || set.Top > max(set.Directions, 1) {
 		return fmt.Errorf("%w: Top = %d, want in [0, Directions = %d]", ErrSettings, set.Top, max(set.Directions, 1))
-	}
-	if set.Ranks && set.Top == 0 {
-		return fmt.Errorf("%w: Ranks needs Top > 0 (the combined step)", ErrSettings)
 	}
 	if set.Top > 0 {
 		switch {

@@ -94,9 +94,6 @@ type STPSettings struct {
 	Lipschitz      Lipschitz `json:"lipschitz,omitempty"`
 	// Guide is the combined step's guide ("" reads as none).
 	Guide Guide `json:"guide,omitempty"`
-	// Ranks makes the combined step combine the ranks of the iteration's
-	// values instead of the values (stp.Settings.Ranks).
-	Ranks bool `json:"ranks,omitempty"`
 }
 
 // guided says the settings guide the directions.
@@ -137,8 +134,6 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("noise", "%v needs --step combined", s.Noise)
 	case s.Guide != "" && s.Guide != NoGuide && s.Guide != GradientSum:
 		return bad("guide", "%q is not one of none, gradient-sum", s.Guide)
-	case s.Ranks && !comb:
-		return bad("ranks", "needs --step combined")
 	case s.guided() && !comb:
 		return bad("guide", "%s needs --step combined", s.Guide)
 	case s.guided() && s.IS:
@@ -194,8 +189,7 @@ func (s *STPSettings) keys() []key {
 	if s.Step == Combined {
 		ks = append(ks,
 			intKey("top", "the number of an iteration's directions combined into its step", "", func(c *Config) *int { return &st(c).Top }),
-			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }),
-			boolKey("ranks", func(c *Config) *bool { return &st(c).Ranks }))
+			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }))
 		if !s.IS {
 			ks = append(ks, guideKey(func(c *Config) *Guide { return &st(c).Guide }))
 		}
@@ -252,9 +246,6 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 	if r.Rate != s.Rate {
 		ps = append(ps, part{fmt.Sprintf("rate %g", s.Rate), fmt.Sprintf("r%g", s.Rate)})
 	}
-	if comb && r.Ranks != s.Ranks {
-		ps = append(ps, part{map[bool]string{true: "ranked values", false: "raw values"}[s.Ranks], map[bool]string{true: "ranks", false: "values"}[s.Ranks]})
-	}
 	return ps
 }
 
@@ -276,7 +267,6 @@ func (s *STPSettings) newOptimizer(p Problem, x0 []float64) (Optimizer, error) {
 		Alpha0:     s.Rate,
 		Remeasure:  true,
 		Top:        s.Top,
-		Ranks:      s.Ranks,
 		Directions: s.Directions,
 		Seed:       mix(p.Seed, 0x57e9),
 	}
