@@ -174,12 +174,6 @@ type RestartCheck struct {
 	// the episodes' horizon in steps.
 	From, To, Horizon int
 	MeanLength        float64
-	// Return says it was the return check (train.ReturnRestart): due once
-	// the attempt has run After episodes, it gives up an attempt whose
-	// training episodes From+1..To returned MeanReturn on average, under
-	// Fraction of Threshold.
-	Return                          bool
-	Fraction, Threshold, MeanReturn float64
 }
 
 // line is a Point as written: the evaluation only when there is one, and

@@ -24,9 +24,6 @@ type Config struct {
 	// Restart is the rule that replaces an attempt still on the first
 	// plateau by a fresh one (off when zero).
 	Restart Restart `json:"restart,omitzero"`
-	// RestartReturn is the rule that replaces an attempt whose training
-	// returns stay far below the threshold by a fresh one (off when zero).
-	RestartReturn ReturnRestart `json:"restart_return,omitzero"`
 	// Guard backs off to the best evaluated point when an evaluation falls
 	// far below the initial one (off when zero).
 	Guard Guard `json:"guard,omitzero"`
@@ -190,16 +187,14 @@ type configJSON struct {
 	Limits   Limits          `json:"limits"`
 	Settings json.RawMessage `json:"settings,omitempty"`
 	Restart  Restart         `json:"restart,omitzero"`
-	// RestartReturn: see Config.
-	RestartReturn ReturnRestart `json:"restart_return,omitzero"`
-	Guard         Guard         `json:"guard,omitzero"`
-	Name          string        `json:"name,omitempty"`
-	Label         string        `json:"label,omitempty"`
+	Guard    Guard           `json:"guard,omitzero"`
+	Name     string          `json:"name,omitempty"`
+	Label    string          `json:"label,omitempty"`
 }
 
 // MarshalJSON writes c with its method's name and settings.
 func (c Config) MarshalJSON() ([]byte, error) {
-	j := configJSON{Preset: c.Preset, Method: c.MethodName(), Problem: c.Problem, Limits: c.Limits, Restart: c.Restart, RestartReturn: c.RestartReturn, Guard: c.Guard, Name: c.Name, Label: c.Label}
+	j := configJSON{Preset: c.Preset, Method: c.MethodName(), Problem: c.Problem, Limits: c.Limits, Restart: c.Restart, Guard: c.Guard, Name: c.Name, Label: c.Label}
 	if c.Method != nil {
 		b, err := json.Marshal(c.Method)
 		if err != nil {
@@ -230,7 +225,7 @@ func (c *Config) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("train: config: settings of %s: %w", j.Method, err)
 		}
 	}
-	*c = Config{Preset: j.Preset, Method: m, Problem: j.Problem, Limits: j.Limits, Restart: j.Restart, RestartReturn: j.RestartReturn, Guard: j.Guard, Name: j.Name, Label: j.Label}
+	*c = Config{Preset: j.Preset, Method: m, Problem: j.Problem, Limits: j.Limits, Restart: j.Restart, Guard: j.Guard, Name: j.Name, Label: j.Label}
 	return nil
 }
 

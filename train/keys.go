@@ -145,17 +145,6 @@ var commonKeys = []key{
 			c.Restart = r
 			return err
 		}},
-	// restart-return: AFTERxFRACTION gives up an attempt whose training
-	// episodes, after AFTER of them, return on average under FRACTION of
-	// the threshold (since AFTER/2), and starts afresh within the budget;
-	// none never does. A config file setting, not a flag.
-	{name: "restart-return",
-		get: func(c *Config) string { return c.RestartReturn.String() },
-		set: func(c *Config, v string) error {
-			r, err := ParseReturnRestart(v)
-			c.RestartReturn = r
-			return err
-		}},
 	{name: "guard",
 		get: func(c *Config) string { return c.Guard.String() },
 		set: func(c *Config, v string) error {

@@ -94,10 +94,6 @@ type STPSettings struct {
 	Lipschitz      Lipschitz `json:"lipschitz,omitempty"`
 	// Guide is the combined step's guide ("" reads as none).
 	Guide Guide `json:"guide,omitempty"`
-	// Momentum is the combined step's heavy-ball β in [0, 1)
-	// (stp.Settings.Momentum): the step is Rate times the velocity
-	// v ← βv + g. 0 is none.
-	Momentum float64 `json:"momentum,omitempty"`
 }
 
 // guided says the settings guide the directions.
@@ -144,10 +140,6 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("guide", "%s draws its own directions; stp_is samples the basis (use --method stp)", s.Guide)
 	case s.guided() && s.Directions < 2:
 		return bad("directions", "%d leaves no random direction beside the guide (want ≥ 2)", s.Directions)
-	case !(s.Momentum >= 0 && s.Momentum < 1):
-		return bad("momentum", "%v is outside [0, 1)", s.Momentum)
-	case !comb && s.Momentum != 0:
-		return bad("momentum", "%v needs --step combined", s.Momentum)
 	case !s.IS:
 		return nil
 	case s.SurrogateSteps < 0 || s.SurrogateSteps > 100000:
@@ -197,10 +189,7 @@ func (s *STPSettings) keys() []key {
 	if s.Step == Combined {
 		ks = append(ks,
 			intKey("top", "the number of an iteration's directions combined into its step", "", func(c *Config) *int { return &st(c).Top }),
-			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }),
-			// momentum: heavy-ball β of the combined step, in [0, 1): it
-			// steps along v ← βv + g. A config file setting, not a flag.
-			floatKey("momentum", "", "", func(c *Config) *float64 { return &st(c).Momentum }))
+			floatKey("noise", "the points are x_k ± ν√n b_i/v_i (ARS's ν for unit directions)", "", func(c *Config) *float64 { return &st(c).Noise }))
 		if !s.IS {
 			ks = append(ks, guideKey(func(c *Config) *Guide { return &st(c).Guide }))
 		}
@@ -247,9 +236,6 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 	// (and a results row) with an unguided one, whatever the preset says.
 	if s.guided() {
 		ps = append(ps, part{"guided by the " + strings.ReplaceAll(string(s.Guide), "-", " "), "guided"})
-	}
-	if comb && s.Momentum != 0 && (r == nil || s.Momentum != r.Momentum) {
-		ps = append(ps, part{fmt.Sprintf("momentum %g", s.Momentum), fmt.Sprintf("mom%g", s.Momentum)})
 	}
 	if r == nil {
 		return ps
@@ -298,7 +284,6 @@ func (s *STPSettings) newOptimizer(p Problem, x0 []float64) (Optimizer, error) {
 		// about α√n/√b: Rate is α/√b in ARS's terms).
 		set.Epsilon = s.Noise * float64(n) * math.Sqrt(float64(n))
 		set.Rate = s.Rate * math.Sqrt(float64(n)) * math.Sqrt(float64(s.Top))
-		set.Momentum = s.Momentum
 	}
 	o.seed = mix(p.Seed, 0xd1a9)
 	if s.guided() {

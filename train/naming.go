@@ -67,13 +67,6 @@ func (c Config) parts() []part {
 		}
 		ps = append(ps, part{label, dir})
 	}
-	if rr := c.RestartReturn; rr != ref.RestartReturn {
-		label, dir := "no return restarts", "norr"
-		if rr.On() {
-			label, dir = fmt.Sprintf("restarts after %d returning under %g of the threshold", rr.After, rr.Fraction), fmt.Sprintf("rr%dx%g", rr.After, rr.Fraction)
-		}
-		ps = append(ps, part{label, dir})
-	}
 	if g := c.Guard; g != ref.Guard {
 		label, dir := "no guard", "noguard"
 		if g.On {

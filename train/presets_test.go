@@ -137,8 +137,6 @@ func TestRunNames(t *testing.T) {
 		{"Hopper-v1", "", "", map[string]string{"directions": "16", "top": "8", "rate": "0.02", "noise": "0.05"}, "STP combined, m=16, top 8, guided by the gradient sum, noise 0.05, rate 0.02", "stp-combined-m16-t8-guided-n0.05-r0.02"},
 		{"Hopper-v1", "", "", map[string]string{"rate": "0.00707", "noise": "0.025", "shift": "1"}, "STP combined, guided by the gradient sum", "stp-combined-guided"},
 		{"Hopper-v1", "", "", map[string]string{"guide": "none"}, "STP combined", "stp-combined"},
-		{"HalfCheetah-v1", "", "", map[string]string{"momentum": "0.5"}, "STP combined, momentum 0.5", "stp-combined-mom0.5"},
-		{"HalfCheetah-v1", "", "", map[string]string{"restart-return": "1000x0.3"}, "STP combined, restarts after 1000 returning under 0.3 of the threshold", "stp-combined-rr1000x0.3"},
 		{"Swimmer-v1", "stp", Adaptive, map[string]string{"k": "paper"}, "STP adaptive, m=8", "stp-adaptive-m8"},
 		{"Swimmer-v1", "", "", nil, "CMA-ES", "cmaes"},
 		{"Swimmer-v1", "", "", map[string]string{"sigma": "0.3", "population": "20"}, "CMA-ES, population 20, σ0 0.3", "cmaes-pop20-sigma0.3"},
@@ -182,7 +180,6 @@ func TestSetRefusesWhatDoesNotApply(t *testing.T) {
 		{"stp", Adaptive, "top", "--step combined"},
 		{"stp", Adaptive, "noise", "--method stp or stp_is --step combined"},
 		{"stp", Combined, "surrogate-steps", "--method stp_is"},
-		{"stp", Adaptive, "momentum", "--step combined"},
 		{"stp", Combined, "mix", "is not a setting"},
 	} {
 		c, err := Preset(PresetTuned, tc.method, tc.step, "Hopper-v1")

@@ -43,8 +43,5 @@ func (c Config) Validate() error {
 	case c.Restart.Early == 0 && c.Restart.EarlyLength != 0:
 		return bad("restart", "an early check's length %v needs its episodes (EARLYxLENGTH,AFTERxLENGTH)", c.Restart.EarlyLength)
 	}
-	if err := c.RestartReturn.validate(l); err != nil {
-		return err
-	}
 	return c.Method.validate(p)
 }

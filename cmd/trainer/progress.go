@@ -98,13 +98,6 @@ func (r *progress) show(p rundir.Point) {
 // always gives, names the rule's later check).
 func restartLine(log zerolog.Logger, rule train.Restart, p rundir.Point) {
 	c := p.RestartCheck
-	if c.Return {
-		log.Info().Int("episodes", p.Episodes).Str("check", fmt.Sprintf("return %dx%g", c.After, c.Fraction)).
-			Int("window_from", c.From).Int("window_to", c.To).Float64("mean_return", logRound(c.MeanReturn)).Float64("threshold", c.Threshold).
-			Msgf("restart at %d episodes: the return check (%dx%g) gave the attempt up: its last %d training episodes (%d-%d, since half the check) returned %.1f on average, under %g of the threshold (%.1f of %g); a fresh attempt takes the rest of the budget",
-				p.Episodes, c.After, c.Fraction, c.To-c.From, c.From+1, c.To, c.MeanReturn, c.Fraction, c.Fraction*c.Threshold, c.Threshold)
-		return
-	}
 	if c.After == 0 {
 		c = rundir.RestartCheck{After: rule.After, Length: rule.Length}
 	}

@@ -45,16 +45,3 @@ func TestRestartLineNamesItsCheck(t *testing.T) {
 		}
 	}
 }
-
-// The return check's line names it, its window and the level it fell
-// under.
-func TestRestartLineNamesTheReturnCheck(t *testing.T) {
-	var buf bytes.Buffer
-	c := rundir.RestartCheck{Return: true, After: 1000, Fraction: 0.3, Threshold: 3430, From: 496, To: 1008, MeanReturn: 812.4}
-	restartLine(zerolog.New(&buf), train.Restart{}, rundir.Point{Episodes: 1008, Restarted: true, RestartCheck: c})
-	for _, w := range []string{"the return check (1000x0.3)", "its last 512 training episodes (497-1008", "returned 812.4 on average, under 0.3 of the threshold (1029.0 of 3430)"} {
-		if !strings.Contains(buf.String(), w) {
-			t.Errorf("%s lacks %q", buf.String(), w)
-		}
-	}
-}

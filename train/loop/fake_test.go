@@ -24,11 +24,9 @@ type quadRoller struct {
 	target              []float64
 	length              int
 	truncate, terminate bool
-	// offset is added to every return.
-	offset   float64
-	episodes int
-	batches  [][]uint64
-	shifts   map[float64]int
+	episodes            int
+	batches             [][]uint64
+	shifts              map[float64]int
 }
 
 func (q *quadRoller) Rollout(_ context.Context, specs []envclient.EpisodeSpec) ([]envclient.EpisodeResult, error) {
@@ -61,7 +59,7 @@ func (q *quadRoller) quadEpisode(s envclient.EpisodeSpec) envclient.EpisodeResul
 	for j, w := range s.W {
 		ret -= (w - q.target[j]) * (w - q.target[j])
 	}
-	ret += q.offset + 0.01*r.NormFloat64()
+	ret += 0.01 * r.NormFloat64()
 	mean := make([]float64, s.Cols)
 	m2 := make([]float64, s.Cols)
 	for j := range mean {

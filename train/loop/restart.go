@@ -2,7 +2,6 @@ package loop
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/stpis/stpis/policy"
 	"github.com/stpis/stpis/rundir"
@@ -24,21 +23,6 @@ type Attempt struct {
 	// early check), Early that of its check at Early episodes.
 	Check
 	Early Check `json:"early,omitzero"`
-	// Return is that of the return check (Config.RestartReturn).
-	Return ReturnCheck `json:"return,omitzero"`
-}
-
-// ReturnCheck is the bookkeeping of the return check: the (unshifted)
-// returns of the attempt's training episodes in the iterations that began
-// once it had run After/2 of them.
-type ReturnCheck struct {
-	// From is the run's episode count when the first of them began; Sum
-	// and Count their finite returns' sum and number.
-	From  int     `json:"from,omitempty"`
-	Sum   float64 `json:"sum,omitempty"`
-	Count int     `json:"count,omitempty"`
-	// Checked says the attempt passed the check.
-	Checked bool `json:"checked,omitempty"`
 }
 
 // Check is the bookkeeping of one of the restart rule's checks.
@@ -82,20 +66,26 @@ func (r *Run) newAttemptOptimizer() (train.Optimizer, error) {
 	return train.NewOptimizer(cfg, r.lin.Params())
 }
 
-// checkRestart applies the rules after an iteration and, when it started
-// a new attempt, returns the check that gave the last one up.
+// checkRestart applies the rule after an iteration and, when it started a
+// new attempt, returns the check that gave the last one up.
 func (r *Run) checkRestart() (*rundir.RestartCheck, error) {
-	if r.c.Reached {
+	rule, a := r.cfg.Restart, &r.c.Attempt
+	if !rule.On() || a.Checked || r.c.Reached {
 		return nil, nil
 	}
-	fired := r.lengthChecks()
+	var fired *rundir.RestartCheck
+	if rule.Early > 0 && !a.Early.Checked {
+		fired = r.check(rule.Early, rule.EarlyLength, &a.Early)
+		if fired != nil {
+			fired.Early = true
+		}
+	}
 	if fired == nil {
-		fired = r.returnCheck()
+		fired = r.check(rule.After, rule.Length, &a.Check)
 	}
 	if fired == nil {
 		return nil, nil
 	}
-	a := &r.c.Attempt
 	*a = Attempt{Restarts: a.Restarts + 1, Start: r.c.Episodes, StartIter: r.c.Iter}
 	opt, err := r.newAttemptOptimizer()
 	if err != nil {
@@ -107,60 +97,6 @@ func (r *Run) checkRestart() (*rundir.RestartCheck, error) {
 	}
 	r.opt, r.norm = opt, norm
 	return fired, nil
-}
-
-// lengthChecks are the Restart rule's: its early check, then its later
-// one.
-func (r *Run) lengthChecks() *rundir.RestartCheck {
-	rule, a := r.cfg.Restart, &r.c.Attempt
-	if !rule.On() || a.Checked {
-		return nil
-	}
-	if rule.Early > 0 && !a.Early.Checked {
-		if fired := r.check(rule.Early, rule.EarlyLength, &a.Early); fired != nil {
-			fired.Early = true
-			return fired
-		}
-	}
-	return r.check(rule.After, rule.Length, &a.Check)
-}
-
-// noteReturns adds an iteration's training returns to the return check's
-// window when the iteration began (at the run's episode start) once the
-// attempt had run half the check's episodes. vals are the points' values,
-// each the mean of k episodes.
-func (r *Run) noteReturns(start int, vals []pointValue, k int) {
-	rule, c := r.cfg.RestartReturn, &r.c.Attempt.Return
-	if !rule.On() || c.Checked || 2*(start-r.c.Attempt.Start) < rule.After {
-		return
-	}
-	if c.Count == 0 {
-		c.From = start
-	}
-	for _, v := range vals {
-		if !math.IsNaN(v.raw) && !math.IsInf(v.raw, 0) {
-			c.Sum += v.raw * float64(k)
-			c.Count += k
-		}
-	}
-}
-
-// returnCheck is the RestartReturn rule's check, due once the attempt has
-// run After episodes: it marks the attempt checked when its window's mean
-// return reaches Fraction of the threshold, and otherwise returns what it
-// measured (give it up). An empty window (every return non-finite) waits.
-func (r *Run) returnCheck() *rundir.RestartCheck {
-	rule, c := r.cfg.RestartReturn, &r.c.Attempt.Return
-	if !rule.On() || c.Checked || r.c.Episodes-r.c.Attempt.Start < rule.After || c.Count == 0 {
-		return nil
-	}
-	mean, level := c.Sum/float64(c.Count), rule.Fraction*r.cfg.Limits.Threshold
-	if mean >= level {
-		c.Checked = true
-		return nil
-	}
-	return &rundir.RestartCheck{Return: true, After: rule.After, Fraction: rule.Fraction, Threshold: r.cfg.Limits.Threshold,
-		From: c.From, To: r.c.Episodes, MeanReturn: mean}
 }
 
 // check is one of the rule's checks, due once the attempt has run after

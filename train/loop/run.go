@@ -97,8 +97,6 @@ func New(cfg train.Config, info envclient.EnvInfo) (*Run, error) {
 		return nil, bad("restart", "%d episodes is below two iterations' %d (the check needs an iteration after half of them)", cfg.Restart.After, 2*per)
 	case cfg.Restart.Early > 0 && cfg.Restart.Early < 2*per:
 		return nil, bad("restart", "the early check's %d episodes are below two iterations' %d (the check needs an iteration after half of them)", cfg.Restart.Early, 2*per)
-	case cfg.RestartReturn.On() && cfg.RestartReturn.After < 2*per:
-		return nil, bad("restart-return", "%d episodes is below two iterations' %d (the check needs an iteration after half of them)", cfg.RestartReturn.After, 2*per)
 	}
 	return r, nil
 }
@@ -264,7 +262,6 @@ func (r *Run) Iterate(ctx context.Context, env Roller) (rundir.Point, error) {
 	if err != nil {
 		return pt, err
 	}
-	r.noteReturns(start, vals, r.cfg.Problem.K)
 	shifted := make([]float64, len(vals))
 	var rawSum float64
 	for i, v := range vals {

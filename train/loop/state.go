@@ -107,9 +107,6 @@ func (st state) validate(n int) error {
 	if err := c.Attempt.Early.validate("early.mid_episodes", c.Attempt.Start, c.Episodes, c.EnvSteps); err != nil {
 		return err
 	}
-	if rc := c.Attempt.Return; rc.Count < 0 || rc.Count > c.Episodes-c.Attempt.Start || (rc.Count > 0 && (rc.From < c.Attempt.Start || rc.From > c.Episodes)) || !finite(rc.Sum) {
-		return fmt.Errorf("counters.attempt.return: %d returns from episode %d summing to %v do not fit the attempt [%d, %d]", rc.Count, rc.From, rc.Sum, c.Attempt.Start, c.Episodes)
-	}
 	if err := checkNorm("normalizer", st.Normalizer); err != nil {
 		return err
 	}
