@@ -71,7 +71,28 @@ func samplerCases() []samplerCase {
 				panic(err)
 			}
 		}},
+		{name: "spectral", orthonormal: true, make: func(t *testing.T, n int) Directioner {
+			return spectralSampler(t, n)
+		}},
 	}
+}
+
+// spectralSampler is a SpectralSampler of R^n whose learned columns are
+// the first three of an orthogonal basis, with energies 40, 2 and 1 and
+// 0.5 per complement column: the first column's π reaches 1.
+func spectralSampler(t *testing.T, n int) *SpectralSampler {
+	t.Helper()
+	b := orthBasis(t, n)
+	vecs := make([][]float64, 3)
+	for i := range vecs {
+		vecs[i] = make([]float64, n)
+		b.Column(i, vecs[i])
+	}
+	s := NewSpectralSampler(n)
+	if err := s.SetSpectrum(vecs, []float64{40, 2, 1}, 0.5); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func uniformP(n int) []float64 {

@@ -52,6 +52,11 @@ const (
 	// Orthogonal is a random orthogonal basis (stp.Orthogonal), whose
 	// columns explore every direction alike.
 	Orthogonal Basis = "orthogonal"
+	// Learned is the principal directions of the run's gradient estimates
+	// (surrogate.GradientPCA), sampled with p ∝ their energy and v = 1
+	// (stp.SpectralSampler): STP_IS with the combined step only, in place
+	// of the MLP's Lipschitz estimates.
+	Learned Basis = "learned"
 )
 
 // Lipschitz selects how a constant is read off the surrogate.
@@ -94,7 +99,25 @@ type STPSettings struct {
 	Lipschitz      Lipschitz `json:"lipschitz,omitempty"`
 	// Guide is the combined step's guide ("" reads as none).
 	Guide Guide `json:"guide,omitempty"`
+	// LearnedP is how the learned basis weighs its columns ("" reads as
+	// energy).
+	LearnedP LearnedP `json:"learned_p,omitempty"`
 }
+
+// LearnedP says how the learned basis's p follows its columns' energies.
+type LearnedP string
+
+// The learned basis's probabilities.
+const (
+	// PEnergy is p ∝ energy (the screen's IS-L).
+	PEnergy LearnedP = "energy"
+	// PSqrt is p ∝ √energy (the screen's IS-sqrt): flatter.
+	PSqrt LearnedP = "sqrt"
+	// PGuidedSqrt is the learned basis with the sum of the gradient
+	// estimates as its first column, drawn every iteration (p = 1/M), and
+	// the principal directions taken orthogonal to it, p ∝ √energy.
+	PGuidedSqrt LearnedP = "guided-sqrt"
+)
 
 // guided says the settings guide the directions.
 func (s *STPSettings) guided() bool { return s.Guide != "" && s.Guide != NoGuide }
@@ -116,8 +139,14 @@ func (s *STPSettings) validate(Problem) error {
 		return bad("step", "%q is not one of combined, adaptive, fixed", s.Step)
 	case s.Directions < 1 || s.Directions > 4096:
 		return bad("directions", "%d is outside [1, 4096]", s.Directions)
-	case s.Basis != Gaussian && s.Basis != Orthogonal:
-		return bad("basis", "%q is not one of gaussian, orthogonal", s.Basis)
+	case s.Basis != Gaussian && s.Basis != Orthogonal && s.Basis != Learned:
+		return bad("basis", "%q is not one of gaussian, orthogonal, learned", s.Basis)
+	case s.Basis == Learned && (!s.IS || !comb):
+		return bad("basis", "learned needs --method stp_is and --step combined (its p weighs the learned columns)")
+	case s.LearnedP != "" && s.LearnedP != PEnergy && s.LearnedP != PSqrt && s.LearnedP != PGuidedSqrt:
+		return bad("learned-p", "%q is not one of energy, sqrt, guided-sqrt", s.LearnedP)
+	case (s.LearnedP == PSqrt || s.LearnedP == PGuidedSqrt) && s.Basis != Learned:
+		return bad("learned-p", "%s needs basis: learned", s.LearnedP)
 	case comb && (s.Top < 1 || s.Top > s.Directions):
 		return bad("top", "%d is outside [1, directions = %d] (the combined step)", s.Top, s.Directions)
 	case !comb && s.Top != 0:
@@ -172,6 +201,28 @@ func guideKey(field func(*Config) *Guide) key {
 		}}
 }
 
+// zeroEnumKey is an enum setting whose zero value reads as its first
+// value.
+func zeroEnumKey(name string, values []string, field func(*Config) *string) key {
+	e := enumKey(name, values, field)
+	return key{name: e.name,
+		get: func(c *Config) string {
+			if *field(c) == "" {
+				return values[0]
+			}
+			return *field(c)
+		},
+		set: func(c *Config, v string) error {
+			if err := e.set(c, v); err != nil {
+				return err
+			}
+			if *field(c) == values[0] {
+				*field(c) = ""
+			}
+			return nil
+		}}
+}
+
 // maxRate bounds rate and noise: both are lengths in units of the
 // policy's weights (times √n for the combined step), and one this long
 // already leaves every sensible policy behind in one step; a longer one
@@ -183,7 +234,7 @@ func (s *STPSettings) keys() []key {
 	ks := []key{
 		intKey("directions", "directions per iteration, 2 points each", "", func(c *Config) *int { return &st(c).Directions }),
 		floatKey("rate", "the step rule's step: α0 of adaptive, ε/n of fixed; for combined the step's length in units of √n, whatever M and Top (ARS's α/√b)", "", func(c *Config) *float64 { return &st(c).Rate }),
-		enumKey("basis", []string{string(Gaussian), string(Orthogonal)}, func(c *Config) *string { return (*string)(&st(c).Basis) }),
+		enumKey("basis", []string{string(Gaussian), string(Orthogonal), string(Learned)}, func(c *Config) *string { return (*string)(&st(c).Basis) }),
 		boolKey("normalize-basis", func(c *Config) *bool { return &st(c).NormalizeBasis }),
 	}
 	if s.Step == Combined {
@@ -193,6 +244,9 @@ func (s *STPSettings) keys() []key {
 		if !s.IS {
 			ks = append(ks, guideKey(func(c *Config) *Guide { return &st(c).Guide }))
 		}
+	}
+	if s.IS && s.Step == Combined {
+		ks = append(ks, zeroEnumKey("learned-p", []string{string(PEnergy), string(PSqrt), string(PGuidedSqrt)}, func(c *Config) *string { return (*string)(&st(c).LearnedP) }))
 	}
 	if s.IS {
 		ks = append(ks,
@@ -226,6 +280,12 @@ func (s *STPSettings) parts(p Problem, ref Method) []part {
 	}
 	// The basis when it is not the step's usual one.
 	switch orth := s.Basis == Orthogonal; {
+	case s.Basis == Learned && s.LearnedP == PGuidedSqrt:
+		ps = append(ps, part{"learned basis guided by the gradient sum, p ∝ √energy", "learned-gsqrt"})
+	case s.Basis == Learned && s.LearnedP == PSqrt:
+		ps = append(ps, part{"learned basis, p ∝ √energy", "learned-sqrt"})
+	case s.Basis == Learned:
+		ps = append(ps, part{"learned basis", "learned"})
 	case orth == comb:
 	case orth:
 		ps = append(ps, part{"orthogonal basis", "orth"})
@@ -305,6 +365,19 @@ func (s *STPSettings) newOptimizer(p Problem, x0 []float64) (Optimizer, error) {
 		for i := range set.L {
 			set.L[i] = 1
 		}
+	}
+	switch {
+	case s.Basis == Learned:
+		// p is the learned basis's, set each iteration; v stays 1.
+		if s.Directions > n {
+			return nil, bad("directions", "%d exceeds the policy's %d weights with --basis learned", s.Directions, n)
+		}
+		o.spectral, o.pca = stp.NewSpectralSampler(n), surrogate.NewGradientPCA()
+		set.Source = o.spectral
+		if s.LearnedP == PGuidedSqrt {
+			o.gsum = &surrogate.GradientSum{}
+		}
+	case s.IS:
 		sur, err := surrogate.New(n, surrogate.Config{Seed: mix(p.Seed, 0x5a66)})
 		if err != nil {
 			return nil, err

@@ -130,6 +130,8 @@ func TestRunNames(t *testing.T) {
 		{"HalfCheetah-v1", "stp_is", Adaptive, nil, "STP_IS adaptive, K=1", "stp_is-adaptive-k1"},
 		{"HalfCheetah-v1", "", "", map[string]string{"directions": "16", "top": "8", "basis": "gaussian"}, "STP combined, m=16, top 8, Gaussian basis", "stp-combined-m16-t8-gauss"},
 		{"Hopper-v1", "stp_is", Adaptive, map[string]string{"basis": "orthogonal"}, "STP_IS adaptive, orthogonal basis", "stp_is-adaptive-orth"},
+		{"Hopper-v1", "stp_is", Combined, map[string]string{"basis": "learned"}, "STP_IS combined, learned basis", "stp_is-combined-learned"},
+		{"Hopper-v1", "stp_is", Combined, map[string]string{"basis": "learned", "learned-p": "sqrt"}, "STP_IS combined, learned basis, p ∝ √energy", "stp_is-combined-learned-sqrt"},
 		{"Hopper-v1", "ars", "", map[string]string{"k": "2"}, "ARS V2-t, K=2", "ars-k2"},
 		{"Hopper-v1", "ars", "", map[string]string{"shift": "0", "common-seeds": "iteration"}, "ARS V2-t, iteration seeds, shift 0", "ars-siteration-shift0"},
 		{"Swimmer-v1", "ars", "", map[string]string{"obs-norm": "none"}, "ARS V1-t", "ars-v1"},
@@ -244,3 +246,42 @@ func TestPresetBlocksAreMethodsOrSteps(t *testing.T) {
 
 // st returns c's STP settings, to read or change them in place.
 func st(c Config) *STPSettings { return c.Method.(*STPSettings) }
+
+// TestLearnedBasisNeedsSTPISCombined: the learned basis sets STP_IS's p,
+// with the combined step; anywhere else it is refused, naming the field.
+func TestLearnedBasisNeedsSTPISCombined(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		step   Step
+	}{{"stp", Combined}, {"stp_is", Adaptive}, {"stp_is", Fixed}} {
+		c, err := Preset(PresetTuned, tc.method, tc.step, "Hopper-v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tc.method == "stp" {
+			if err := c.Set("guide", "none"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := c.Set("basis", "learned"); err != nil {
+			t.Fatal(err)
+		}
+		err = c.Validate()
+		if err == nil || !strings.Contains(err.Error(), "basis") || !strings.Contains(err.Error(), "stp_is") {
+			t.Errorf("%s %s with the learned basis: %v, want a refusal naming basis", tc.method, tc.step, err)
+		}
+	}
+	c, err := Preset(PresetTuned, "stp_is", Combined, "Hopper-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Set("learned-p", "sqrt"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "learned-p") {
+		t.Errorf("learned-p sqrt in the orthogonal basis: %v, want a refusal naming learned-p", err)
+	}
+	if err := c.Set("learned-p", "cube"); err == nil || !strings.Contains(err.Error(), "learned-p") {
+		t.Errorf("learned-p cube: %v, want a refusal naming it", err)
+	}
+}

@@ -16,6 +16,11 @@ import (
 // once it holds minHistory points, after each iteration.
 const minHistory = 32
 
+// learnedFloor is the learned basis's energy per complement column, as a
+// fraction of the mean energy over R^n (trace/n): the offline screen's
+// ridge and floor (bench/basis_screen.py, 0.01 each).
+const learnedFloor = 0.02
+
 // stpOptimizer is STP, or STP_IS with its surrogate, as an Optimizer.
 type stpOptimizer struct {
 	set     STPSettings
@@ -29,6 +34,10 @@ type stpOptimizer struct {
 	// (Guide); nil otherwise.
 	guide *stp.SubspaceSampler
 	gsum  *surrogate.GradientSum
+	// spectral is the learned basis's direction source and pca its
+	// surrogate (--basis learned); nil otherwise.
+	spectral *stp.SpectralSampler
+	pca      *surrogate.GradientPCA
 	// pred holds the surrogate's predictions for the last batch's points,
 	// made before they were measured (nil: none); diag the diagnostic's
 	// window; seed draws its random subspaces.
@@ -41,7 +50,122 @@ type stpOptimizer struct {
 
 // usesSurrogate says the run has a surrogate, so that it records the
 // diagnostic.
-func (o *stpOptimizer) usesSurrogate() bool { return o.sur != nil || o.gsum != nil }
+func (o *stpOptimizer) usesSurrogate() bool { return o.sur != nil || o.gsum != nil || o.pca != nil }
+
+// probabilities is p over the directions' columns: the learned basis's,
+// or the stepper's.
+func (o *stpOptimizer) probabilities() []float64 {
+	if o.spectral != nil {
+		return o.spectral.Probabilities()
+	}
+	return o.stepper.Probabilities()
+}
+
+// learn sets the learned basis from the gradient estimates so far, once
+// a whole sum of them is in.
+func (o *stpOptimizer) learn() error {
+	if o.set.LearnedP == PGuidedSqrt {
+		return o.learnGuided()
+	}
+	if o.pca.Count < o.pca.Width {
+		return nil
+	}
+	vecs, lambda, trace, err := o.pca.Components()
+	if err != nil {
+		return fmt.Errorf("train: learned basis: %w", err)
+	}
+	if !(trace > 0) {
+		return nil
+	}
+	floor := learnedFloor * trace / float64(o.stepper.Dim())
+	if o.set.LearnedP == PSqrt {
+		// p ∝ √(λ_i + floor) for the learned columns, √floor for the rest.
+		for i, l := range lambda {
+			lambda[i] = math.Sqrt(l+floor) - math.Sqrt(floor)
+		}
+		floor = math.Sqrt(floor)
+	}
+	if err := o.spectral.SetSpectrum(vecs, lambda, floor); err != nil {
+		return fmt.Errorf("train: learned basis: %w", err)
+	}
+	return nil
+}
+
+// learnGuided sets the learned basis with the gradient sum as its first
+// column: the principal directions are taken orthogonal to it (each
+// keeping the energy of its part off the sum's line) and weighed by the
+// root of their energies, the complement by the root of the floor, and
+// the sum's column gets p = 1/M, so that it is drawn every iteration.
+func (o *stpOptimizer) learnGuided() error {
+	if o.gsum.Count == 0 {
+		return nil
+	}
+	n, m := o.stepper.Dim(), o.set.Directions
+	g := slices.Clone(o.gsum.G)
+	if !unit(g) {
+		return nil
+	}
+	vecs, energy := [][]float64{g}, []float64{0}
+	floor := 1.0
+	if o.pca.Count >= o.pca.Width {
+		pv, lambda, trace, err := o.pca.Components()
+		if err != nil {
+			return fmt.Errorf("train: learned basis: %w", err)
+		}
+		if trace > 0 {
+			floor = learnedFloor * trace / float64(n)
+			for i, v := range pv {
+				r := slices.Clone(v)
+				for range 2 { // Gram–Schmidt twice, for accuracy
+					for _, u := range vecs {
+						d := dot(r, u)
+						for t := range r {
+							r[t] -= d * u[t]
+						}
+					}
+				}
+				// A column whose part off the span so far is under 1e-3 of
+				// its length adds no direction (the span can be all of R^n).
+				off := dot(v, v) - dot(v, g)*dot(v, g)
+				if !(math.Sqrt(dot(r, r)) > 1e-3) || !unit(r) {
+					continue
+				}
+				vecs = append(vecs, r)
+				energy = append(energy, math.Sqrt(lambda[i]*off+floor)-math.Sqrt(floor))
+			}
+		}
+	}
+	floor = math.Sqrt(floor)
+	rest := float64(n-len(vecs)) * floor
+	for _, e := range energy[1:] {
+		rest += e
+	}
+	energy[0] = rest / float64(m-1) * (1 + 1e-9)
+	if err := o.spectral.SetSpectrum(vecs, energy, floor); err != nil {
+		return fmt.Errorf("train: learned basis: %w", err)
+	}
+	return nil
+}
+
+// unit scales v to unit length, and says false when it has none.
+func unit(v []float64) bool {
+	l := math.Sqrt(dot(v, v))
+	if !(l > 1e-12) || math.IsInf(l, 0) {
+		return false
+	}
+	for i := range v {
+		v[i] /= l
+	}
+	return true
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i, x := range a {
+		s += x * b[i]
+	}
+	return s
+}
 
 // Size is 2M + 1: x ± α b_i for each of the M directions, and the
 // re-measured x_k, which the Top combination does not measure.
@@ -57,14 +181,19 @@ func (o *stpOptimizer) X() []float64 { return o.stepper.X() }
 func (o *stpOptimizer) MoveTo(x []float64) error { return o.stepper.MoveTo(x) }
 
 func (o *stpOptimizer) Propose() ([][]float64, error) {
-	if o.gsum != nil && o.gsum.Count > 0 {
+	if o.guide != nil && o.gsum.Count > 0 {
 		if err := o.guide.SetGuide([][]float64{o.gsum.G}); err != nil {
 			return nil, fmt.Errorf("train: guide: %w", err)
 		}
 	}
+	if o.pca != nil {
+		if err := o.learn(); err != nil {
+			return nil, err
+		}
+	}
 	if o.usesSurrogate() && !o.diag.Started {
-		if o.sur != nil {
-			o.diag.startTop(o.stepper.Probabilities(), o.set.Directions, o.seed, o.stepper.Iter())
+		if o.sur != nil || o.pca != nil {
+			o.diag.startTop(o.probabilities(), o.set.Directions, o.seed, o.stepper.Iter())
 		} else {
 			o.diag = diagWindow{Started: true, Dim: 1, Guided: true}
 		}
@@ -119,11 +248,15 @@ func (o *stpOptimizer) sides() (inS, inR []bool) {
 	m := len(o.batch.Indices)
 	inS, inR = make([]bool, m), make([]bool, m)
 	switch {
-	case o.gsum != nil:
+	case o.guide != nil:
 		if !o.guided {
 			return nil, nil
 		}
 		inS[0], inR[1] = true, true
+	case o.diag.STop != nil && o.spectral != nil:
+		for j, i := range o.spectral.Slots() {
+			inS[j], inR[j] = slices.Contains(o.diag.STop, i), slices.Contains(o.diag.RTop, i)
+		}
 	case o.diag.STop != nil:
 		for j, i := range o.batch.Indices {
 			inS[j], inR[j] = slices.Contains(o.diag.STop, i), slices.Contains(o.diag.RTop, i)
@@ -155,6 +288,11 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 				return Outcome{}, fmt.Errorf("train: guide: %w", err)
 			}
 		}
+		if o.pca != nil && est != nil {
+			if err := o.pca.Add(est); err != nil {
+				return Outcome{}, fmt.Errorf("train: learned basis: %w", err)
+			}
+		}
 	}
 	out, err := o.stepper.Tell(values)
 	switch {
@@ -175,7 +313,7 @@ func (o *stpOptimizer) Tell(values []float64) (Outcome, error) {
 			return Outcome{}, err
 		}
 	}
-	res.PEntropy = stp.Entropy(o.stepper.Probabilities())
+	res.PEntropy = stp.Entropy(o.probabilities())
 	return res, nil
 }
 
@@ -213,6 +351,7 @@ type stpState struct {
 	Stepper   []byte                 `json:"stepper"`
 	Surrogate []byte                 `json:"surrogate,omitempty"`
 	GradSum   *surrogate.GradientSum `json:"gradient_sum,omitempty"`
+	PCA       *surrogate.GradientPCA `json:"gradient_pca,omitempty"`
 	Diag      *diagWindow            `json:"diagnostic,omitempty"`
 }
 
@@ -228,7 +367,7 @@ func (o *stpOptimizer) MarshalBinary() ([]byte, error) {
 		}
 	}
 	if o.usesSurrogate() {
-		s.GradSum, s.Diag = o.gsum, &o.diag
+		s.GradSum, s.PCA, s.Diag = o.gsum, o.pca, &o.diag
 	}
 	return json.Marshal(s)
 }
@@ -251,6 +390,12 @@ func (o *stpOptimizer) UnmarshalBinary(b []byte) error {
 			return errors.New("train: the checkpoint has no gradient sum for the guided step")
 		}
 		*o.gsum = *s.GradSum
+	}
+	if o.pca != nil {
+		if s.PCA == nil {
+			return errors.New("train: the checkpoint has no gradient PCA for the learned basis")
+		}
+		*o.pca = *s.PCA
 	}
 	o.diag = diagWindow{}
 	if s.Diag != nil {

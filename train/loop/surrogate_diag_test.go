@@ -10,17 +10,27 @@ import (
 	"github.com/stpis/stpis/train"
 )
 
-// guidedConfig is the combined step guided by the gradient sum.
-func guidedConfig() train.Config {
-	c, err := train.Preset(train.PresetTuned, "stp", train.Combined, "Quad-v0")
+// combinedConfig is method's combined step on the quadratic, with set
+// applied to its settings.
+func combinedConfig(method string, set func(*train.STPSettings)) train.Config {
+	c, err := train.Preset(train.PresetTuned, method, train.Combined, "Quad-v0")
 	if err != nil {
 		panic(err)
 	}
 	c.Problem.Seed, c.Problem.Shift, c.Problem.K = 3, 0.5, 1
 	c.Limits = train.Limits{MaxEpisodes: 5000, EvalEvery: 4, EvalEpisodes: 3}
-	s := st(c)
-	s.Guide, s.Directions, s.Top = train.GradientSum, 4, 2
+	set(st(c))
 	return c
+}
+
+// guidedConfig is the combined step guided by the gradient sum.
+func guidedConfig() train.Config {
+	return combinedConfig("stp", func(s *train.STPSettings) { s.Guide, s.Directions, s.Top = train.GradientSum, 4, 2 })
+}
+
+// learnedConfig is STP_IS with the combined step in the learned basis.
+func learnedConfig() train.Config {
+	return combinedConfig("stp_is", func(s *train.STPSettings) { s.Basis, s.Directions, s.Top = train.Learned, 3, 2 })
 }
 
 // TestGuidedCheckpointResumesBitForBit: the guided step's gradient sum and
@@ -112,4 +122,59 @@ func TestNoDiagnosticWithoutSurrogate(t *testing.T) {
 	if len(ds) == 0 || last.Dim != 2 || math.IsNaN(last.Share) || math.IsNaN(last.Rank) {
 		t.Fatalf("STP_IS diagnostics %d, the last %+v", len(ds), last)
 	}
+}
+
+// TestLearnedBasisResumesBitForBit: the learned basis's gradient PCA and
+// the diagnostic's window resume bit for bit.
+func TestLearnedBasisResumesBitForBit(t *testing.T) {
+	resumesBitForBit(t, learnedConfig())
+}
+
+// TestLearnedBasisWeighs: on a quadratic the learned basis makes the
+// paper's importance sampling do work: p's entropy falls below 0.95 of
+// uniform's once a sum of estimates is in, and the columns of largest p
+// hold more of the next gradients' energy than as many random columns.
+func TestLearnedBasisWeighs(t *testing.T) {
+	energy := learnedWeighs(t, learnedConfig())
+	sqrt := learnedConfig()
+	st(sqrt).LearnedP = train.PSqrt
+	if h := learnedWeighs(t, sqrt); !(h > energy) {
+		t.Fatalf("p ∝ √energy has entropy %.3f, p ∝ energy %.3f: want it flatter", h, energy)
+	}
+}
+
+// learnedWeighs runs cfg on the quadratic, checks TestLearnedBasisWeighs's
+// claims and returns p's mean entropy from iteration 9 on.
+func learnedWeighs(t *testing.T, cfg train.Config) float64 {
+	t.Helper()
+	r, err := New(cfg, testInfo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := &quadRoller{target: []float64{5, -5, 10, 0, -10, 2.5}}
+	var share, random, entropy float64
+	var windows, iters int
+	for range 60 {
+		pt, err := r.Iterate(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pt.Iter > 8 {
+			if !(pt.PEntropy < 0.95*math.Log(6)) {
+				t.Fatalf("iteration %d: p's entropy %.3f, uniform's %.3f", pt.Iter, pt.PEntropy, math.Log(6))
+			}
+			entropy += pt.PEntropy
+			iters++
+		}
+		if d := pt.Surrogate; d != nil && d.Dim > 0 && !math.IsNaN(d.Share) && !math.IsNaN(d.RandomShare) {
+			share += d.Share
+			random += d.RandomShare
+			windows++
+		}
+	}
+	t.Logf("%d windows: share %.3f, random %.3f", windows, share/float64(windows), random/float64(windows))
+	if windows < 5 || !(share > 1.2*random) {
+		t.Fatalf("%d windows: the top of p holds %.3f of the energy, random columns %.3f", windows, share, random)
+	}
+	return entropy / float64(iters)
 }
