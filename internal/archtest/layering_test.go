@@ -71,6 +71,7 @@ var layers = map[string]layer{
 	"cmd/convex":         {command, []string{"convex/figures"}},
 	"bench/bridgebench":  {command, []string{"envclient", "envclient/localbridge"}},
 	"bench/matrix":       {command, []string{"tasks"}},
+	"bench/power":        {command, []string{"report"}},
 	"internal/archtest":  {command, nil}, // tests only
 	"internal/fuzzguard": {tools, nil},   // the fuzz targets' hang guard
 	"internal/seal":      {base, nil},    // the checksums inside the run and policy files
