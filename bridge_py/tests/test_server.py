@@ -118,6 +118,9 @@ def test_plaintext_beyond_loopback_when_asked() -> None:
 
 
 def test_subprocess_prints_ready_line_and_finishes_in_flight_call_on_sigterm():
+    # Enough work that the call is surely still running when the signal lands: 4
+    # episodes of 1000 steps once finished (0.1 s on 2 workers) before it did.
+    EPISODES = 64
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -143,7 +146,7 @@ def test_subprocess_prints_ready_line_and_finishes_in_flight_call_on_sigterm():
     def read_log() -> None:
         for text in proc.stderr:
             log.append(text)
-            if "Rollout: 4 episodes started" in text:
+            if f"Rollout: {EPISODES} episodes started" in text:
                 started.set()
 
     reader = threading.Thread(target=read_log, daemon=True)
@@ -158,12 +161,12 @@ def test_subprocess_prints_ready_line_and_finishes_in_flight_call_on_sigterm():
         with grpc.insecure_channel(f"127.0.0.1:{port}") as ch:
             stub = pbg.EnvBridgeServiceStub(ch)
             kwargs = {"terminate_when_unhealthy": False}
-            specs = [hopper_spec(seed=i, horizon=1000, kwargs=kwargs) for i in range(4)]
+            specs = [hopper_spec(seed=i, horizon=1000, kwargs=kwargs) for i in range(EPISODES)]
             future = stub.Rollout.future(pb.RolloutRequest(episodes=specs), timeout=120)
             assert started.wait(60), log
             proc.send_signal(signal.SIGTERM)
             resp = future.result()
-            assert [r.length for r in resp.results] == [1000] * 4
+            assert [r.length for r in resp.results] == [1000] * EPISODES
 
         rc = proc.wait(60)
         reader.join(10)
@@ -171,7 +174,7 @@ def test_subprocess_prints_ready_line_and_finishes_in_flight_call_on_sigterm():
         assert proc.stdout.read() == ""  # the ready line is the only stdout output
         text = "".join(log)
         # The call was still in flight when the signal arrived, and it completed.
-        assert text.index("received SIGTERM") < text.index("Rollout: 4 episodes done")
+        assert text.index("received SIGTERM") < text.index(f"Rollout: {EPISODES} episodes done")
         assert "stopped" in text
     finally:
         if proc.poll() is None:
