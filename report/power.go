@@ -14,33 +14,18 @@ import (
 // under proportional hazards). Above 1 the first sample has its events
 // (reaches the threshold) sooner or more often. It is NaN when either sample
 // expects no event, +Inf when the second observed none and the first some.
-func HazardRatio(times1 []float64, events1 []bool, times2 []float64, events2 []bool) (float64, error) {
-	r, err := LogRank(times1, events1, times2, events2)
-	if err != nil {
-		return math.NaN(), err
-	}
-	total := 0.0
-	for _, e := range events1 {
-		if e {
-			total++
-		}
-	}
-	for _, e := range events2 {
-		if e {
-			total++
-		}
-	}
-	o2, e2 := total-r.Observed, total-r.Expected
+func (r LogRankResult) HazardRatio() float64 {
+	o2, e2 := r.Events-r.Observed, r.Events-r.Expected
 	switch {
 	case r.Expected <= 0 || e2 <= 0:
-		return math.NaN(), nil
+		return math.NaN()
 	case o2 == 0:
 		if r.Observed == 0 {
-			return math.NaN(), nil
+			return math.NaN()
 		}
-		return math.Inf(1), nil
+		return math.Inf(1)
 	}
-	return (r.Observed / r.Expected) / (o2 / e2), nil
+	return (r.Observed / r.Expected) / (o2 / e2)
 }
 
 // PowerOptions are the settings of LogRankPower.

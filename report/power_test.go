@@ -87,24 +87,28 @@ func TestHazardRatio(t *testing.T) {
 	slow := []float64{500, 600, 700, 3000, 3000}
 	fastE := []bool{true, true, true, true, false}
 	slowE := []bool{true, true, true, false, false}
-	hr, err := HazardRatio(fast, fastE, slow, slowE)
+	hazardRatio := func(t1 []float64, e1 []bool, t2 []float64, e2 []bool) (float64, error) {
+		r, err := LogRank(t1, e1, t2, e2)
+		return r.HazardRatio(), err
+	}
+	hr, err := hazardRatio(fast, fastE, slow, slowE)
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, err := HazardRatio(slow, slowE, fast, fastE)
+	back, err := hazardRatio(slow, slowE, fast, fastE)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !(hr > 1) || math.Abs(hr*back-1) > 1e-12 {
 		t.Errorf("hazard ratios %v and %v: want the first above 1 and their product 1", hr, back)
 	}
-	if same, _ := HazardRatio(fast, fastE, fast, fastE); math.Abs(same-1) > 1e-12 {
+	if same, _ := hazardRatio(fast, fastE, fast, fastE); math.Abs(same-1) > 1e-12 {
 		t.Errorf("equal samples: %v, want 1", same)
 	}
-	if inf, _ := HazardRatio(fast, fastE, []float64{3000, 3000}, []bool{false, false}); !math.IsInf(inf, 1) {
+	if inf, _ := hazardRatio(fast, fastE, []float64{3000, 3000}, []bool{false, false}); !math.IsInf(inf, 1) {
 		t.Errorf("against a sample with no event: %v, want +Inf", inf)
 	}
-	if _, err := HazardRatio(nil, nil, fast, fastE); err == nil {
+	if _, err := hazardRatio(nil, nil, fast, fastE); err == nil {
 		t.Error("an empty sample: no error")
 	}
 }

@@ -118,6 +118,8 @@ type LogRankResult struct {
 	// expected of it were both samples from one survival function;
 	// Variance is the hypergeometric variance of Observed − Expected.
 	Observed, Expected, Variance float64
+	// Events is the events of both samples together.
+	Events float64
 	// ChiSquare is (Observed − Expected)² / Variance and P its upper tail
 	// under the χ² distribution with one degree of freedom. Both are NaN
 	// when Variance is 0: no event happened while both samples had
@@ -174,6 +176,7 @@ func LogRank(times1 []float64, events1 []bool, times2 []float64, events2 []bool)
 		}
 		if d > 0 {
 			p1 := n1 / n
+			r.Events += d
 			r.Observed += d1
 			r.Expected += d * p1
 			if n > 1 {

@@ -55,12 +55,15 @@ func main() {
 	}
 }
 
-// sample is one arm's runs by seed: episodes to the threshold, or the
-// episodes run (censored).
-type sample map[uint64]struct {
+// outcome is one run: episodes to the threshold (ok), or the episodes it
+// ran (censored).
+type outcome struct {
 	t  float64
 	ok bool
 }
+
+// sample is one arm's runs by seed.
+type sample map[uint64]outcome
 
 func load(dir string, lo, hi uint64) (sample, error) {
 	runs, _, err := report.Load(dir)
@@ -77,10 +80,7 @@ func load(dir string, lo, hi uint64) (sample, error) {
 			return nil, fmt.Errorf("%s: seed %d twice: give one method's folder", dir, seed)
 		}
 		t, ok := report.SurvivalTime(r)
-		s[seed] = struct {
-			t  float64
-			ok bool
-		}{t, ok}
+		s[seed] = outcome{t, ok}
 	}
 	if len(s) == 0 {
 		return nil, fmt.Errorf("%s: no run of the seeds asked", dir)
@@ -188,11 +188,7 @@ func run(args []string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		hr, err := report.HazardRatio(t1, e1, t2, e2)
-		if err != nil {
-			return err
-		}
-		a := arm{Arm: dir, Seeds: len(t1), HazardRatio: finite(hr), LogRankP: finite(lr.P)}
+		a := arm{Arm: dir, Seeds: len(t1), HazardRatio: finite(lr.HazardRatio()), LogRankP: finite(lr.P)}
 		for i := range e1 {
 			if e1[i] {
 				a.Reached++
